@@ -1,0 +1,16 @@
+"""The one exception type a user is meant to see.
+
+Anything raised as :class:`TcAdvisorError` is a problem with the user's input or
+data files (a stencil name, a GPU spec, an option value).  The CLI prints its
+message as a single line and exits with status 2; it never shows a traceback for
+it.  Programming errors stay ordinary exceptions so that they *do* show one.
+"""
+from __future__ import annotations
+
+
+class TcAdvisorError(ValueError):
+    """A user-facing error: one sentence naming the bad value and what is accepted."""
+
+
+class UnavailableError(TcAdvisorError):
+    """A requested combination does not exist on this hardware (e.g. sparse FP64)."""

@@ -1,0 +1,202 @@
+"""Implementation profiles: one YAML file per stencil implementation in ``models/``.
+
+A profile says which execution unit an implementation runs on, how it fuses
+time steps (``temporal``: CUDA cores reusing intermediates on chip; ``kernel``:
+Tensor Cores computing the fused stencil monolithically), which precision it
+uses for each dtype, which MMA instruction, and how its sparsity factor α is
+obtained: the constant its paper used and/or the name of a transformation in
+:mod:`tcadvisor.transforms` that constructs its operands.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .data import data_dir
+from .dtypes import BYTES
+from .errors import TcAdvisorError
+from .hardware import PRECISIONS, UNITS, GpuSpec
+from .mma import MmaShape
+from .stencil import Stencil
+
+FUSION_STYLES = ("temporal", "kernel")
+#: Implementations the advisor compares when the user names none.
+DEFAULT_IMPLS = {"cuda_core": "EBISU", "tensor_core": "ConvStencil", "sparse_tensor_core": "SPIDER"}
+
+
+@dataclass(frozen=True)
+class AlphaSource:
+    paper: Fraction | None = None
+    paper_note: str = ""
+    construction: str | None = None
+    construction_note: str = ""
+
+
+@dataclass(frozen=True)
+class ImplProfile:
+    key: str
+    name: str
+    unit: str
+    fusion: str
+    summary: str
+    precisions: Mapping[str, tuple[str, ...]]  # dtype -> preferred precisions
+    mma: Mapping[str, MmaShape] = field(default_factory=dict)  # precision -> shape
+    alpha: AlphaSource | None = None
+    shapes: tuple[str, ...] = ("box", "star", "custom")
+    dims: tuple[int, ...] = (1, 2, 3)
+    symmetric_only: bool = False
+    reference: str = ""
+    path: Path | None = None
+
+    def precision_for(self, dtype: str, gpu: GpuSpec) -> tuple[str | None, str | None]:
+        """The precision this implementation uses for ``dtype`` on ``gpu``, or why none."""
+        wanted = self.precisions.get(dtype)
+        if not wanted:
+            have = ", ".join(self.precisions) or "none"
+            return None, f"{self.name} has no {dtype} variant (it supports: {have})"
+        for precision in wanted:
+            if gpu.has(self.unit, precision):
+                return precision, None
+        return None, f"{gpu.name} has no {'/'.join(wanted).upper()} on its {self.unit.replace('_', ' ')}s"
+
+    def unsupported(self, stencil: Stencil) -> str | None:
+        """Why this implementation cannot run ``stencil`` (``None`` if it can)."""
+        if stencil.dims not in self.dims:
+            return f"{self.name} supports {'/'.join(f'{d}D' for d in self.dims)} stencils only"
+        if stencil.shape not in self.shapes:
+            return f"{self.name} supports {', '.join(self.shapes)} stencils only"
+        if self.symmetric_only and not stencil.is_symmetric:
+            return f"{self.name} requires a symmetric stencil"
+        return None
+
+    def mma_shape(self, precision: str, gpu: GpuSpec | None = None) -> MmaShape | None:
+        if precision in self.mma:
+            return self.mma[precision]
+        if gpu is not None and gpu.shapes(self.unit, precision):
+            return gpu.shapes(self.unit, precision)[0]
+        return None
+
+
+def _fail(path: Path, where: str, problem: str) -> TcAdvisorError:
+    return TcAdvisorError(f"implementation profile {path}: field '{where}': {problem}")
+
+
+def _fraction(path: Path, where: str, value: Any) -> Fraction:
+    try:
+        frac = Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        raise _fail(path, where, f"expected a number or fraction such as 0.5 or 15/32, got {value!r}") from None
+    if not 0 < frac <= 1:
+        raise _fail(path, where, f"α must lie in (0, 1], got {value!r}")
+    return frac
+
+
+def parse_profile(raw: Any, path: Path) -> ImplProfile:
+    if not isinstance(raw, Mapping):
+        raise TcAdvisorError(f"implementation profile {path}: expected a YAML mapping at the top level")
+    for required in ("name", "unit", "fusion", "precisions", "reference"):
+        if required not in raw:
+            raise _fail(path, required, "missing")
+    unit = raw["unit"]
+    if unit not in UNITS:
+        raise _fail(path, "unit", f"expected one of {', '.join(UNITS)}, got {unit!r}")
+    if raw["fusion"] not in FUSION_STYLES:
+        raise _fail(path, "fusion", f"expected one of {', '.join(FUSION_STYLES)}, got {raw['fusion']!r}")
+    precisions: dict[str, tuple[str, ...]] = {}
+    if not isinstance(raw["precisions"], Mapping) or not raw["precisions"]:
+        raise _fail(path, "precisions", "expected a mapping of dtype -> [precision, ...]")
+    for dtype, listed in raw["precisions"].items():
+        if dtype not in BYTES:
+            raise _fail(path, f"precisions.{dtype}", f"unknown dtype; expected one of {', '.join(BYTES)}")
+        listed = [listed] if isinstance(listed, str) else listed
+        if not isinstance(listed, list) or not listed or any(p not in PRECISIONS for p in listed):
+            raise _fail(path, f"precisions.{dtype}", f"expected a list drawn from {', '.join(PRECISIONS)}")
+        precisions[dtype] = tuple(listed)
+    mma = {}
+    for precision, text in (raw.get("mma") or {}).items():
+        if precision not in PRECISIONS:
+            raise _fail(path, f"mma.{precision}", f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+        try:
+            mma[precision] = MmaShape.parse(text)
+        except TcAdvisorError as exc:
+            raise _fail(path, f"mma.{precision}", str(exc)) from None
+    alpha = None
+    if unit != "cuda_core":
+        a = raw.get("alpha")
+        if not isinstance(a, Mapping) or not ({"paper", "construction"} & set(a)):
+            raise _fail(path, "alpha", "a Tensor Core implementation needs alpha.paper and/or alpha.construction")
+        construction = a.get("construction")
+        if construction is not None:
+            from . import transforms
+
+            if construction not in transforms.names():
+                raise _fail(path, "alpha.construction",
+                            f"unknown transformation {construction!r}; known: {', '.join(transforms.names())}")
+        alpha = AlphaSource(
+            paper=_fraction(path, "alpha.paper", a["paper"]) if a.get("paper") is not None else None,
+            paper_note=" ".join(str(a.get("paper_note", "")).split()),
+            construction=construction,
+            construction_note=" ".join(str(a.get("construction_note", "")).split()),
+        )
+    shapes = tuple(raw.get("shapes", ("box", "star", "custom")))
+    dims = tuple(int(x) for x in raw.get("dims", (1, 2, 3)))
+    return ImplProfile(
+        key=path.stem,
+        name=str(raw["name"]),
+        unit=unit,
+        fusion=raw["fusion"],
+        summary=" ".join(str(raw.get("summary", "")).split()),
+        precisions=precisions,
+        mma=mma,
+        alpha=alpha,
+        shapes=shapes,
+        dims=dims,
+        symmetric_only=bool(raw.get("symmetric_only", False)),
+        reference=" ".join(str(raw["reference"]).split()),
+        path=path,
+    )
+
+
+def load_profile_file(path: str | Path) -> ImplProfile:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise TcAdvisorError(f"implementation profile {path}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except OSError as exc:
+        raise TcAdvisorError(f"implementation profile {path}: cannot be read ({exc})") from None
+    return parse_profile(raw, path)
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict[str, ImplProfile]:
+    """All bundled profiles by lower-case name."""
+    out = {}
+    for path in sorted(data_dir("models").glob("*.yaml")):
+        prof = load_profile_file(path)
+        out[prof.name.lower()] = prof
+    return out
+
+
+def find_impl(name: str) -> ImplProfile:
+    profiles = catalog()
+    key = str(name).strip().lower()
+    if key in profiles:
+        return profiles[key]
+    by_key = {p.key.lower(): p for p in profiles.values()}
+    if key in by_key:
+        return by_key[key]
+    close = difflib.get_close_matches(key, list(profiles), n=1, cutoff=0.6)
+    hint = f" (did you mean {profiles[close[0]].name}?)" if close else ""
+    names = ", ".join(p.name for p in profiles.values())
+    raise TcAdvisorError(f"unknown implementation {name!r}{hint}; expected one of: {names} (see 'tcadvisor impls')")
+
+
+def default_impls() -> dict[str, ImplProfile]:
+    return {unit: find_impl(name) for unit, name in DEFAULT_IMPLS.items()}

@@ -1,0 +1,175 @@
+"""Turning an :class:`~tcadvisor.advisor.Advice` into text tables and JSON."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .advisor import Advice, Option
+from .hardware import UNITS
+
+
+def fnum(x: float | None, digits: int = 4) -> str:
+    """A number for a table: ``digits`` significant digits, no exponent for ordinary sizes."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if x == 0:
+        return "0"
+    x = float(f"{x:.12g}")  # drop floating-point noise such as 960.0000000000001
+    if float(x).is_integer() and abs(x) < 10 ** (digits + 2):
+        return str(int(x))
+    mag = math.floor(math.log10(abs(x)))
+    if mag >= digits + 2 or mag < -3:
+        return f"{x:.{digits - 1}e}"
+    decimals = max(digits - 1 - mag, 0)
+    return f"{x:.{decimals}f}"
+
+
+def falpha(a: Fraction) -> str:
+    if a.denominator == 1:
+        return str(a.numerator)
+    approx = float(a)
+    short = f"{approx:.4g}"
+    return short if Fraction(short) == a else f"{a} ≈ {approx:.3f}"
+
+
+def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
+    full = [r for r in rows if len(r) == len(headers)]
+    widths = [max([len(h)] + [len(r[i]) for r in full]) for i, h in enumerate(headers)]
+    def line(cells):
+        out = []
+        for i, c in enumerate(cells):
+            out.append(c.ljust(widths[i]) if align[i] == "l" else c.rjust(widths[i]))
+        return "  ".join(out).rstrip()
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) if len(r) == len(headers) else "  ".join(r) for r in rows]
+
+
+def option_row(opt: Option, show_fuse: bool) -> list[str]:
+    label = opt.label
+    if not opt.available:
+        return [label, f"not available: {opt.reason}"]
+    prec = opt.precision.upper() + (f" {opt.mma_shape}" if opt.mma_shape else "")
+    cells = [label, opt.impl.name, prec]
+    if show_fuse:
+        cells.append(str(opt.fuse))
+    cells += [
+        falpha(opt.alpha) if opt.is_tensor else "1",
+        fnum(float(opt.beta)) if opt.is_tensor else "1",
+        fnum(opt.flops_per_point),
+        fnum(opt.bytes_per_point),
+        fnum(opt.intensity),
+        fnum(opt.ridge),
+        opt.bound,
+        fnum(opt.gstencils),
+        fnum(opt.speedup, 3) if opt.speedup is not None else "–",
+        str(opt.scenario) if opt.scenario else "–",
+    ]
+    return cells
+
+
+def format_advice(adv: Advice) -> str:
+    st = adv.stencil
+    gpu = adv.gpu
+    head = f"{st.name} (K = {st.K}"
+    if adv.fuse is not None:
+        head += f"), fused t = {adv.fuse} (K_t = {st.fused_points(adv.fuse)}, β = {fnum(float(st.beta(adv.fuse)))})"
+    else:
+        head += "), each unit at its best fusion depth"
+    head += f", {adv.dtype}, on {gpu.name} (B = {gpu.bandwidth.value / 1e9:g} GB/s)"
+    show_fuse = adv.fuse is None
+    headers = ["unit", "impl", "precision"] + (["t"] if show_fuse else []) + [
+        "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s", "speedup", "scenario"]
+    align = "lll" + ("r" if show_fuse else "") + "rrrrrrlrrr"
+    rows = [option_row(o, show_fuse) for o in adv.options]
+    lines = [head, ""] + _table(headers, rows, align) + [""]
+    lines.append("FLOP/pt counts what the unit executes per output point and sweep (padding and fusion redundancy "
+                 "included); GStencils/s counts useful point updates, every time step included; speedup is over "
+                 "CUDA cores at the same t.")
+    for opt in adv.options:
+        if opt.available and opt.is_tensor:
+            lines.append(f"α for {opt.label} ({opt.impl.name}): {falpha(opt.alpha)}, {opt.alpha_source}.")
+    for opt in adv.options:
+        if opt.available and opt.decision:
+            lines.append(f"{opt.label} vs CUDA cores: {opt.decision}.")
+    best = []
+    for unit in UNITS:
+        b = adv.best[unit]
+        best.append(f"{b.label} t = {b.fuse} ({fnum(b.gstencils)} GStencils/s)" if b.available else f"{b.label} n/a")
+    lines.append(f"Best fusion depth per unit (t = 1..{adv.max_fuse}): " + "; ".join(best) + ".")
+    lines += ["", "Verdict: " + adv.verdict_text]
+    return "\n".join(lines)
+
+
+def _clean(x):
+    if isinstance(x, Fraction):
+        return float(x)
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    return x
+
+
+def option_dict(opt: Option) -> dict:
+    out = {"unit": opt.unit, "available": opt.available, "fuse": opt.fuse}
+    if not opt.available:
+        out["reason"] = opt.reason
+        if opt.impl is not None:
+            out["impl"] = opt.impl.name
+        return out
+    out.update({
+        "impl": opt.impl.name,
+        "precision": opt.precision,
+        "alpha": float(opt.alpha),
+        "alpha_exact": str(opt.alpha),
+        "alpha_source": opt.alpha_source or "not applicable (no padding on CUDA cores)",
+        "beta": float(opt.beta),
+        "beta_exact": str(opt.beta),
+        "flops_per_point": opt.flops_per_point,
+        "useful_flops_per_point": opt.useful_flops_per_point,
+        "bytes_per_point": opt.bytes_per_point,
+        "intensity": opt.intensity,
+        "ridge": opt.ridge,
+        "bound": opt.bound,
+        "peak_flops": opt.peak,
+        "attainable_flops": opt.attainable_flops,
+        "executed_flops": opt.executed_flops,
+        "gstencils": opt.gstencils,
+        "speedup": opt.speedup,
+    })
+    if opt.mma_shape is not None:
+        out["mma_shape"] = str(opt.mma_shape)
+    if opt.is_tensor:
+        out["scenario"] = opt.scenario
+        out["decision"] = opt.decision
+        out["beta_threshold"] = opt.values.get("beta_threshold")
+    return {k: _clean(v) for k, v in out.items()}
+
+
+def advice_dict(adv: Advice) -> dict:
+    st = adv.stencil
+    v = adv.verdict
+    verdict = {"sentence": adv.verdict_text}
+    if v is not None:
+        cc = adv.best.get("cuda_core")
+        verdict.update({
+            "unit": v.unit, "impl": v.impl.name, "fuse": v.fuse, "precision": v.precision,
+            "gstencils": v.gstencils, "bound": v.bound,
+            "speedup_over_best_cuda_core": (v.gstencils / cc.gstencils) if cc is not None and cc.available else None,
+        })
+    if adv.at_fuse is not None:
+        verdict["at_requested_fuse"] = {"unit": adv.at_fuse.unit, "impl": adv.at_fuse.impl.name,
+                                        "fuse": adv.at_fuse.fuse, "gstencils": adv.at_fuse.gstencils}
+    return {
+        "stencil": st.name,
+        "shape": st.shape,
+        "dims": st.dims,
+        "radius": st.radius,
+        "points": st.K,
+        "fuse": adv.fuse,
+        "fused_points": st.fused_points(adv.fuse) if adv.fuse else None,
+        "dtype": adv.dtype,
+        "gpu": adv.gpu.name,
+        "gpu_key": adv.gpu.key,
+        "bandwidth": adv.gpu.bandwidth.value,
+        "options": [option_dict(o) for o in adv.options],
+        "best": {u: option_dict(o) for u, o in adv.best.items()},
+        "verdict": {k: _clean(x) for k, x in verdict.items()},
+    }

@@ -1,0 +1,298 @@
+"""Stencils: the set of offsets a point update reads, and what fusing t steps does to it.
+
+A :class:`Stencil` is only its *support* (which neighbours are read); weights
+belong to the kernels that run it.  Box and star stencils have closed forms for
+K and K_t (in :mod:`tcadvisor.model`); any other point set ("custom") gets K_t
+by counting the t-fold Minkowski sum exactly.
+
+Names accepted by :func:`parse_stencil` (case-insensitive, hyphens optional):
+``Box-3D1R``, ``star2d2r``, the point-count forms ``Box-2D9P``, ``Star-2D13P``,
+``1D5P``, and the common names ``Heat-1D``, ``Heat-2D``, ``Heat-3D``.
+"""
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import model
+from .errors import TcAdvisorError
+
+SHAPES = ("box", "star")
+MAX_DIMS = 3
+MAX_RADIUS = 64
+MAX_FUSE = 1024
+#: Largest fused bounding box (cells) counted exactly for a custom stencil.
+MAX_CUSTOM_CELLS = 50_000_000
+
+_COMMON_NAMES = {
+    "heat1d": ("box", 1, 1),
+    "heat2d": ("star", 2, 1),
+    "heat3d": ("star", 3, 1),
+    "jacobi2d": ("star", 2, 1),
+    "jacobi3d": ("star", 3, 1),
+}
+
+
+def _check_dims(dims: int) -> int:
+    if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or not 1 <= dims <= MAX_DIMS:
+        raise TcAdvisorError(f"dimensionality {dims!r} is not supported; expected 1, 2 or 3")
+    return int(dims)
+
+
+def check_radius(radius) -> int:
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or not 1 <= radius <= MAX_RADIUS:
+        raise TcAdvisorError(f"radius {radius!r} is out of range; expected an integer from 1 to {MAX_RADIUS}")
+    return int(radius)
+
+
+def check_fuse(fuse) -> int:
+    if isinstance(fuse, bool) or not isinstance(fuse, (int, np.integer)) or not 1 <= fuse <= MAX_FUSE:
+        raise TcAdvisorError(f"fusion depth {fuse!r} is out of range; expected an integer from 1 to {MAX_FUSE}")
+    return int(fuse)
+
+
+@dataclass(frozen=True)
+class Stencil:
+    """A stencil's support: the offsets read to update one point."""
+
+    name: str
+    shape: str  # "box", "star" or "custom"
+    dims: int
+    radius: int  # largest |offset| along any axis
+    offsets: tuple[tuple[int, ...], ...]
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def box(cls, dims: int, radius: int) -> "Stencil":
+        dims, radius = _check_dims(dims), check_radius(radius)
+        rng = range(-radius, radius + 1)
+        offsets = tuple(itertools.product(rng, repeat=dims))
+        return cls(f"Box-{dims}D{radius}R", "box", dims, radius, offsets)
+
+    @classmethod
+    def star(cls, dims: int, radius: int) -> "Stencil":
+        dims, radius = _check_dims(dims), check_radius(radius)
+        if dims == 1:  # in 1D a star is a box; keep one canonical object
+            return cls.box(1, radius)
+        offsets = [tuple([0] * dims)]
+        for axis in range(dims):
+            for step in range(-radius, radius + 1):
+                if step:
+                    off = [0] * dims
+                    off[axis] = step
+                    offsets.append(tuple(off))
+        return cls(f"Star-{dims}D{radius}R", "star", dims, radius, tuple(sorted(offsets)))
+
+    @classmethod
+    def from_offsets(cls, offsets: Iterable[Sequence[int]], name: str | None = None) -> "Stencil":
+        """A stencil from any point set; recognised as box or star when it is one."""
+        pts = []
+        for off in offsets:
+            try:
+                pt = tuple(int(v) for v in off)
+                if any(float(v) != int(v) for v in off):
+                    raise ValueError
+            except (TypeError, ValueError):
+                raise TcAdvisorError(f"stencil offset {off!r} is not a tuple of integers") from None
+            pts.append(pt)
+        if not pts:
+            raise TcAdvisorError("a stencil needs at least one offset")
+        dims = {len(p) for p in pts}
+        if len(dims) != 1:
+            raise TcAdvisorError(f"stencil offsets mix dimensionalities {sorted(dims)}; all must have the same length")
+        dims_ = _check_dims(dims.pop())
+        unique = tuple(sorted(set(pts)))
+        radius = max(abs(v) for p in unique for v in p)
+        if radius == 0:
+            raise TcAdvisorError("a stencil must reach at least one neighbour (all offsets are 0)")
+        check_radius(radius)
+        for shape in SHAPES:
+            ref = getattr(cls, shape)(dims_, radius)
+            if ref.offsets == unique:
+                return ref if name is None else cls(name, ref.shape, dims_, radius, unique)
+        return cls(name or f"Custom-{dims_}D{len(unique)}P", "custom", dims_, radius, unique)
+
+    # ----------------------------------------------------------------- model quantities
+    @property
+    def K(self) -> int:
+        """Points of the stencil."""
+        if self.shape in SHAPES:
+            return model.points(self.shape, self.dims, self.radius)
+        return len(self.offsets)
+
+    def fused_points(self, fuse: int) -> int:
+        """K_t: points of the t-step fused stencil (exact)."""
+        fuse = check_fuse(fuse)
+        if self.shape in SHAPES:
+            return model.fused_points(self.shape, self.dims, self.radius, fuse)
+        return int(self.fused_mask(fuse).sum())
+
+    def beta(self, fuse: int) -> Fraction:
+        """Fusion redundancy β = K_t / (t·K), as an exact fraction."""
+        return Fraction(self.fused_points(fuse), check_fuse(fuse) * self.K)
+
+    @property
+    def is_symmetric(self) -> bool:
+        pts = set(self.offsets)
+        return all(tuple(-v for v in p) in pts for p in pts)
+
+    # ----------------------------------------------------------------- masks
+    def mask(self) -> np.ndarray:
+        """Boolean array of side 2·radius+1, True where an offset is read."""
+        size = 2 * self.radius + 1
+        out = np.zeros((size,) * self.dims, dtype=bool)
+        for off in self.offsets:
+            out[tuple(v + self.radius for v in off)] = True
+        return out
+
+    @cached_property
+    def _fused_masks(self) -> list[np.ndarray]:
+        return [self.mask()]
+
+    def fused_mask(self, fuse: int) -> np.ndarray:
+        """Support of the t-step fused stencil: the t-fold Minkowski sum, side 2·radius·t+1.
+
+        Box and star masks follow from their definition; a custom mask is grown
+        one step at a time (each step dilates by the base stencil), which counts
+        the Minkowski sum exactly.
+        """
+        fuse = check_fuse(fuse)
+        big = 2 * self.radius * fuse + 1
+        if self.shape == "box":
+            return np.ones((big,) * self.dims, dtype=bool)
+        if self.shape == "star":
+            axes = np.ogrid[tuple(slice(-self.radius * fuse, self.radius * fuse + 1) for _ in range(self.dims))]
+            steps = sum(-(-np.abs(a) // self.radius) for a in axes)
+            return steps <= fuse
+        if big ** self.dims > MAX_CUSTOM_CELLS:
+            raise TcAdvisorError(
+                f"fusion depth {fuse} is too deep to count the fused support of {self.name} exactly "
+                f"({big}^{self.dims} cells; at most {MAX_CUSTOM_CELLS:,} are counted)"
+            )
+        masks = self._fused_masks
+        base = masks[0]
+        offsets = np.argwhere(base) - self.radius
+        while len(masks) < fuse:
+            prev = masks[-1]
+            n = prev.shape[0]
+            grown = np.zeros((n + 2 * self.radius,) * self.dims, dtype=bool)
+            for off in offsets:
+                sl = tuple(slice(self.radius + o, self.radius + o + n) for o in off)
+                grown[sl] |= prev
+            masks.append(grown)
+        return masks[fuse - 1]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# --------------------------------------------------------------------------- parsing
+
+_NAMED = re.compile(r"^(box|star)?(\d)d(\d+)([rp])$")
+_POINTS_1D = re.compile(r"^(\d)d(\d+)p$")
+
+
+def _from_points(shape: str | None, dims: int, npoints: int, text: str) -> Stencil:
+    shapes = [shape] if shape else (["box"] if dims == 1 else [])
+    if not shapes:
+        raise TcAdvisorError(f"stencil {text!r} needs a shape in {dims}D: write Box-{dims}D{npoints}P or Star-{dims}D{npoints}P")
+    for radius in range(1, MAX_RADIUS + 1):
+        if model.points(shapes[0], dims, radius) == npoints:
+            return getattr(Stencil, shapes[0])(dims, radius)
+        if model.points(shapes[0], dims, radius) > npoints:
+            break
+    valid = [model.points(shapes[0], dims, rr) for rr in range(1, 5)]
+    raise TcAdvisorError(
+        f"no {shapes[0]} stencil in {dims}D has {npoints} points (stencil {text!r}); "
+        f"valid counts start {', '.join(map(str, valid))}, ..."
+    )
+
+
+def parse_stencil(text: str) -> Stencil:
+    """Parse a stencil name, or load a custom stencil from a file path."""
+    raw = str(text).strip()
+    if not raw:
+        raise TcAdvisorError("empty stencil name; expected e.g. Box-3D1R, Star-2D2R, Heat-2D or a file of offsets")
+    path = Path(raw)
+    if path.suffix.lower() in (".txt", ".yaml", ".yml", ".json", ".stencil") or path.is_file():
+        return load_stencil_file(path)
+    key = re.sub(r"[\s_\-]", "", raw.lower())
+    if key in _COMMON_NAMES:
+        shape, dims, radius = _COMMON_NAMES[key]
+        return getattr(Stencil, shape)(dims, radius)
+    match = _NAMED.match(key)
+    if match:
+        shape, dims, count, kind = match.groups()
+        dims = _check_dims(int(dims))
+        count = int(count)
+        if kind == "p":
+            return _from_points(shape, dims, count, raw)
+        if shape is None and dims > 1:
+            raise TcAdvisorError(f"stencil {raw!r} needs a shape: write Box-{dims}D{count}R or Star-{dims}D{count}R")
+        if count < 1 or count > MAX_RADIUS:
+            check_radius(count)
+        return getattr(Stencil, shape or "box")(dims, count)
+    examples = ["Box-3D1R", "Star-2D2R", "Box-2D9P", "Star-2D13P", "1D5P", "Heat-1D", "Heat-2D", "Heat-3D"]
+    close = difflib.get_close_matches(raw, examples, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise TcAdvisorError(
+        f"unknown stencil {raw!r}{hint}; expected Box|Star-<d>D<r>R, Box|Star-<d>D<points>P, "
+        "1D<points>P, Heat-1D/2D/3D, or a file of offsets"
+    )
+
+
+def load_stencil_file(path: str | Path) -> Stencil:
+    """Load a custom stencil.
+
+    ``.yaml``/``.yml``/``.json``: a mapping with ``offsets`` (a list of integer
+    lists) and optionally ``name``.  Anything else: plain text, one offset per
+    line (integers separated by spaces or commas), ``#`` starts a comment.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TcAdvisorError(f"stencil file {str(path)!r} does not exist")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TcAdvisorError(f"stencil file {path}: cannot be read ({exc})") from None
+    name = path.stem
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        try:
+            if path.suffix.lower() == ".json":
+                data = json.loads(text)
+            else:
+                import yaml
+
+                data = yaml.safe_load(text)
+        except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
+            raise TcAdvisorError(f"stencil file {path}: not valid {path.suffix[1:].upper()} ({str(exc).splitlines()[0]})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("offsets"), list):
+            raise TcAdvisorError(f"stencil file {path}: expected a mapping with a list 'offsets' (e.g. offsets: [[0, 0], [1, 0]])")
+        name = str(data.get("name", name))
+        offsets = data["offsets"]
+        if not all(isinstance(o, (list, tuple)) for o in offsets):
+            raise TcAdvisorError(f"stencil file {path}: every entry of 'offsets' must be a list of integers")
+    else:
+        offsets = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = [p for p in re.split(r"[,\s]+", line) if p]
+            try:
+                offsets.append([int(p) for p in parts])
+            except ValueError:
+                raise TcAdvisorError(f"stencil file {path}, line {lineno}: {line!r} is not a list of integers") from None
+    try:
+        return Stencil.from_offsets(offsets, name=name)
+    except TcAdvisorError as exc:
+        raise TcAdvisorError(f"stencil file {path}: {exc}") from None

@@ -1,0 +1,173 @@
+"""α by construction, and NumPy emulations of the Tensor Core dataflow against a direct stencil."""
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tcadvisor.mma import MmaShape
+from tcadvisor.reference import apply_periodic, apply_steps, fused_weights, random_weights
+from tcadvisor.stencil import Stencil
+from tcadvisor.transforms import convstencil, spider
+
+M8N8K4 = MmaShape.parse("m8n8k4")
+
+
+def naive_stencil(x, w):
+    """Independent reference: loop over every output point (2D periodic)."""
+    R = (w.shape[0] - 1) // 2
+    out = np.zeros_like(x)
+    H, W = x.shape
+    for i, j in itertools.product(range(H), range(W)):
+        out[i, j] = sum(w[a, b] * x[(i + a - R) % H, (j + b - R) % W]
+                        for a in range(w.shape[0]) for b in range(w.shape[1]))
+    return out
+
+
+def test_reference_against_naive_loops():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 5))
+    x = rng.standard_normal((9, 11))
+    assert np.allclose(apply_periodic(x, w), naive_stencil(x, w), rtol=0, atol=1e-12)
+
+
+def test_fused_weights_are_t_steps():
+    rng = np.random.default_rng(1)
+    for st in (Stencil.box(2, 1), Stencil.star(2, 2), Stencil.box(1, 3), Stencil.star(3, 1)):
+        w = random_weights(st.mask(), rng)
+        x = rng.standard_normal([12] * st.dims if st.dims < 3 else [9, 9, 9])
+        for t in (2, 3):
+            wf = fused_weights(w, t)
+            assert np.array_equal(wf != 0, st.fused_mask(t))
+            assert np.allclose(apply_periodic(x, wf), apply_steps(x, w, t), atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- ConvStencil
+
+def test_convstencil_paper_alpha_values():
+    # SPEC §4: box n_k = 7 on m8n8k4 -> 392/832 against padded operands
+    con = convstencil.construct(Stencil.box(2, 1).fused_mask(3).astype(float), M8N8K4)
+    assert con.alpha == Fraction(392, 832)
+    assert con.details["K_pad"] == 52 and con.details["N_pad"] == 8
+    # same for Box-2D3R at t = 1 (same fused kernel)
+    assert convstencil.construct(Stencil.box(2, 3).mask().astype(float), M8N8K4).alpha == Fraction(392, 832)
+
+
+@pytest.mark.parametrize("stencil", [Stencil.box(2, 1), Stencil.box(2, 2), Stencil.star(2, 1), Stencil.star(2, 3),
+                                     Stencil.from_offsets([(0, 0), (1, 2), (-2, 0)])])
+@pytest.mark.parametrize("fuse", [1, 2, 3])
+def test_convstencil_logical_alpha(stencil, fuse):
+    """Unpadded: each weight appears n_k+1 times in two n_k²×(n_k+1) matrices -> α = P / (2 n_k²)."""
+    mask = stencil.fused_mask(fuse)
+    wa, wb = convstencil.weight_matrices(mask.astype(float))
+    n = mask.shape[0]
+    assert (np.count_nonzero(wa) + np.count_nonzero(wb)) == mask.sum() * (n + 1)
+    assert Fraction(np.count_nonzero(wa) + np.count_nonzero(wb), wa.size + wb.size) == Fraction(int(mask.sum()), 2 * n * n)
+
+
+@pytest.mark.parametrize("k", [4, 8, 16])
+def test_convstencil_padded_alpha_formula(k):
+    shape = MmaShape(8, 8, k)
+    for n in (3, 5, 7, 9, 11):
+        mask = np.ones((n, n))
+        con = convstencil.construct(mask, shape)
+        k_pad = k * -(-n * n // k)
+        n_pad = 8 * -(-(n + 1) // 8)
+        assert con.alpha == Fraction(n * n * (n + 1), 2 * k_pad * n_pad)
+
+
+CASES = [
+    (Stencil.box(2, 1), 1, "m8n8k4"), (Stencil.box(2, 1), 3, "m8n8k4"), (Stencil.star(2, 1), 2, "m16n8k8"),
+    (Stencil.star(2, 2), 1, "m16n8k16"), (Stencil.box(1, 2), 2, "m8n8k4"), (Stencil.box(3, 1), 1, "m16n8k8"),
+    (Stencil.star(3, 1), 2, "m8n8k4"), (Stencil.from_offsets([(0, 0), (0, 1), (1, -1), (-1, 0)]), 2, "m8n8k4"),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, shape", CASES)
+def test_convstencil_emulation_reproduces_stencil(stencil, fuse, shape):
+    rng = np.random.default_rng(hash((stencil.name, fuse)) % 2**32)
+    w = fused_weights(random_weights(stencil.mask(), rng), fuse)
+    n = w.shape[0]
+    size = {1: [(n + 1) * 3], 2: [7, (n + 1) * 2], 3: [5, 6, (n + 1) * 2]}[stencil.dims]
+    x = rng.standard_normal(size)
+    got = convstencil.emulate(x, w, MmaShape.parse(shape))
+    ref = apply_periodic(x, w)
+    assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
+
+
+def test_convstencil_emulation_detects_wrong_operands():
+    """A guard that the emulation really uses the operands: corrupt one weight, the result changes."""
+    rng = np.random.default_rng(5)
+    w = random_weights(Stencil.box(2, 1).mask(), rng)
+    con = convstencil.construct(w, M8N8K4)
+    con.operands[0][0, 0] += 1.0
+    x = rng.standard_normal((5, 8))
+    got = convstencil.emulate_2d(np.pad(x, 1, mode="wrap"), con)
+    assert not np.allclose(got, apply_periodic(x, w))
+
+
+# ----------------------------------------------------------------------------- SPIDER
+
+@pytest.mark.parametrize("R", range(1, 8))
+def test_spider_alpha_L16(R):
+    con = spider.construct(np.ones(2 * R + 1), MmaShape(16, 8, 16))
+    assert con.details["L"] == 16 and con.details["K_pad"] == 32
+    assert con.alpha == Fraction(2 * R + 1, 32)
+
+
+def test_spider_paper_alpha_box_2d1r_t7():
+    con = spider.construct(Stencil.box(2, 1).fused_mask(7).astype(float), MmaShape(16, 8, 16))
+    assert con.alpha == Fraction(15, 32)
+
+
+@pytest.mark.parametrize("R", range(1, 12))
+def test_spider_idealised_L(R):
+    con = spider.construct(np.ones(2 * R + 1), MmaShape(16, 8, 4), L=2 * R + 2)
+    assert con.alpha == Fraction(2 * R + 1, 4 * R + 4)
+
+
+@pytest.mark.parametrize("R, L", [(R, L) for R in range(1, 16) for L in range(2 * R + 2, 2 * R + 20, 2)])
+def test_strided_swap_always_gives_2_4_and_1_2(R, L):
+    k_pad = 2 * L + (-2 * L) % 4
+    mat = spider.banded(np.ones(2 * R + 1), L, k_pad)
+    assert not spider.check_structure(mat != 0, 2, 4) or R == 0  # clustered: not 2:4 before the swap
+    swapped = mat[:, spider.swap_permutation(L, k_pad)]
+    assert spider.check_structure(swapped != 0, 2, 4)
+    assert spider.check_structure(swapped != 0, 1, 2)
+    assert np.count_nonzero(swapped) == np.count_nonzero(mat)
+
+
+def test_swap_needs_room():
+    with pytest.raises(ValueError, match="L ≥ 2R\\+2"):
+        spider.construct(np.ones(15), MmaShape(16, 8, 16), L=14)
+
+
+def test_compression_round_trip_and_metadata_order():
+    rng = np.random.default_rng(3)
+    con = spider.construct(rng.uniform(1, 2, 9), MmaShape(16, 8, 32))
+    mat = con.operands[0]
+    values, meta = spider.compress(mat, 2, 4)
+    assert values.shape == (16, mat.shape[1] // 2)
+    assert np.array_equal(spider.decompress(values, meta, 2, 4), mat)
+    pairs = meta.reshape(16, -1, 2)
+    assert np.all(pairs[..., 0] < pairs[..., 1])  # two distinct, increasing positions per group
+
+
+SPIDER_CASES = [
+    (Stencil.box(2, 1), 1, "m16n8k16", (2, 4)), (Stencil.box(2, 1), 7, "m16n8k32", (2, 4)),
+    (Stencil.star(2, 2), 2, "m16n8k16", (1, 2)), (Stencil.box(1, 3), 1, "m16n8k8", (1, 2)),
+    (Stencil.star(3, 1), 1, "m16n8k16", (2, 4)), (Stencil.box(2, 2), 4, "m16n8k16", (2, 4)),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, shape, pattern", SPIDER_CASES)
+def test_spider_emulation_reproduces_stencil(stencil, fuse, shape, pattern):
+    rng = np.random.default_rng(hash((stencil.name, fuse, shape)) % 2**32)
+    w = fused_weights(random_weights(stencil.mask(), rng), fuse)
+    mma = MmaShape.parse(shape)
+    L = spider.default_L((w.shape[0] - 1) // 2, mma)
+    size = {1: [2 * L], 2: [8, 2 * L], 3: [4, 4, L]}[stencil.dims]
+    x = rng.standard_normal(size)
+    got = spider.emulate(x, w, mma, *pattern)
+    ref = apply_periodic(x, w)
+    assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
