@@ -59,16 +59,28 @@ class AlphaChoice:
         return cls("value", value)
 
 
+#: Fused kernels up to this many cells are constructed as matrices; larger ones are counted.
+CONSTRUCT_LIMIT = 20**3
+
+
 @lru_cache(maxsize=4096)
 def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str) -> Fraction:
-    """α counted from the operands ``transform`` builds for the t-step fused stencil."""
+    """α counted from the operands ``transform`` builds for the t-step fused stencil.
+
+    Small fused kernels are built as the padded matrices the transformation
+    uploads; very large ones (sweeps reach radius·t of 128) are counted by the
+    transformation's ``count``, which the tests prove equal to the construction.
+    """
     from . import transforms
 
-    weights = stencil.fused_mask(fuse).astype(np.float64)
+    mask = stencil.fused_mask(fuse)
+    if mask.size > CONSTRUCT_LIMIT:
+        useful, executed = transforms.counter(transform)(mask, shape)
+        return Fraction(useful, executed)
     kwargs = {}
     if transform == "spider":
         kwargs = {"keep": 1, "group": 2} if precision == "tf32" else {"keep": 2, "group": 4}
-    return transforms.construction(transform)(weights, shape, **kwargs).alpha
+    return transforms.construction(transform)(mask.astype(np.float64), shape, **kwargs).alpha
 
 
 def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse: int,
@@ -346,3 +358,48 @@ def verdict_sentence(adv: Advice) -> str:
         parts.append("Deeper fusion does not raise a compute-bound CUDA-core kernel; the shallowest depth reaching the "
                      "ceiling is chosen.")
     return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def sweep(shape: str, dims: int, dtype: str, gpu: GpuSpec, radii=range(1, 9), fuses=range(1, 17),
+          impls: dict[str, ImplProfile] | None = None, alpha: AlphaChoice | None = None):
+    """The model over a radius × fusion-depth grid, one row per (radius, t, unit), as a DataFrame.
+
+    Each radius is one vectorised model call per unit through :func:`evaluate_unit`,
+    so every cell is exactly what :func:`advise` reports for that configuration.
+    Columns: gpu, stencil, shape, dims, radius, fuse, unit, impl, precision,
+    available, reason, alpha, alpha_source, beta, flops_per_point, intensity,
+    ridge, bound, gstencils, speedup, scenario.
+    """
+    import pandas as pd
+
+    from .stencil import Stencil
+
+    chosen = dict(default_impls())
+    chosen.update(impls or {})
+    choice = alpha or AlphaChoice()
+    fuses = [check_fuse(t) for t in fuses]
+    rows = []
+    for radius in radii:
+        stencil = getattr(Stencil, shape)(dims, radius)
+        cc_precision, _ = _prepare("cuda_core", chosen["cuda_core"], stencil, dtype, gpu)
+        cc_peak = gpu.peak("cuda_core", cc_precision) if cc_precision else None
+        for unit in UNITS:
+            for opt in evaluate_unit(unit, chosen[unit], stencil, dtype, gpu, fuses, choice, cc_peak):
+                rows.append({
+                    "gpu": gpu.short, "gpu_name": gpu.name, "stencil": stencil.name, "shape": shape, "dims": dims,
+                    "radius": radius, "fuse": opt.fuse, "unit": unit,
+                    "impl": opt.impl.name if opt.impl else None, "precision": opt.precision,
+                    "available": opt.available, "reason": opt.reason,
+                    "alpha": float(opt.alpha) if opt.available else float("nan"),
+                    "alpha_source": opt.alpha_source, "beta": float(stencil.beta(opt.fuse)),
+                    "flops_per_point": opt.flops_per_point, "bytes_per_point": opt.bytes_per_point,
+                    "intensity": opt.intensity, "ridge": opt.ridge,
+                    "bound": opt.bound if opt.available else None,
+                    "gstencils": opt.gstencils,
+                    "speedup": opt.speedup if opt.speedup is not None else float("nan"),
+                    "scenario": opt.scenario if opt.scenario is not None else 0,
+                })
+    return pd.DataFrame(rows)

@@ -8,6 +8,7 @@ so that ``tcadvisor advise`` starts fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import Sequence
@@ -33,7 +34,7 @@ def _positive_int(name: str):
     return convert
 
 
-def _add_query(p: argparse.ArgumentParser, fuse_default=None) -> None:
+def add_query_arguments(p: argparse.ArgumentParser, fuse_default=None) -> None:
     p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...) "
                                    "or a file of offsets (.txt, .yaml, .json)")
     p.add_argument("--fuse", "-t", type=_positive_int("--fuse"), default=fuse_default,
@@ -58,11 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("advise", help="compare the execution units for one stencil and recommend one")
-    _add_query(p)
+    add_query_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
     p = sub.add_parser("explain", help="show the model's equations for a query, symbolically and with numbers")
-    _add_query(p, fuse_default=1)
+    add_query_arguments(p, fuse_default=1)
     p.add_argument("--latex", action="store_true", help="print the equations as LaTeX")
 
     p = sub.add_parser("gpus", help="list the bundled GPU specs")
@@ -74,13 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce-paper", help="the paper's Tables 2-4 computed by the model, beside the printed values")
     p.add_argument("--json", action="store_true")
 
-    from .cli_extra import register
-
-    register(sub)
+    for module in EXTENSIONS:
+        importlib.import_module(module).register(sub, COMMANDS)
     return parser
 
 
-def _advice(args):
+def advice_from_args(args):
     from .advisor import AlphaChoice, advise
     from .dtypes import parse_dtype
     from .hardware import resolve_gpu
@@ -106,7 +106,7 @@ def _advice(args):
 def cmd_advise(args) -> int:
     from .report import advice_dict, format_advice
 
-    adv = _advice(args)
+    adv = advice_from_args(args)
     print(json.dumps(advice_dict(adv), indent=2) if args.json else format_advice(adv))
     return 0
 
@@ -114,7 +114,7 @@ def cmd_advise(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import explain
 
-    print(explain(_advice(args), latex=args.latex))
+    print(explain(advice_from_args(args), latex=args.latex))
     return 0
 
 
@@ -191,6 +191,10 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+#: Modules that add subcommands: ``register(subparsers, COMMANDS)``.  They must
+#: import their heavy dependencies (plotly, CuPy) inside the handlers only.
+EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands")
+
 COMMANDS = {
     "advise": cmd_advise,
     "explain": cmd_explain,
@@ -204,10 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        from .cli_extra import COMMANDS as EXTRA
-
-        handler = COMMANDS.get(args.command) or EXTRA[args.command]
-        return handler(args)
+        return COMMANDS[args.command](args)
     except TcAdvisorError as exc:
         print(f"tcadvisor: error: {exc}", file=sys.stderr)
         return 2

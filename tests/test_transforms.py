@@ -171,3 +171,15 @@ def test_spider_emulation_reproduces_stencil(stencil, fuse, shape, pattern):
     got = spider.emulate(x, w, mma, *pattern)
     ref = apply_periodic(x, w)
     assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
+
+
+@pytest.mark.parametrize("module", [convstencil, spider])
+@pytest.mark.parametrize("stencil", [Stencil.box(1, 2), Stencil.box(2, 1), Stencil.star(2, 2), Stencil.box(3, 1),
+                                     Stencil.star(3, 1), Stencil.from_offsets([(0, 0), (2, 1), (-1, 0)])])
+@pytest.mark.parametrize("fuse", [1, 2, 4])
+@pytest.mark.parametrize("shape", ["m8n8k4", "m16n8k16"])
+def test_count_equals_construction(module, stencil, fuse, shape):
+    mask = stencil.fused_mask(fuse)
+    mma = MmaShape.parse(shape)
+    con = module.construct(mask.astype(float), mma)
+    assert module.count(mask, mma) == (con.useful_macs, con.executed_macs)

@@ -32,8 +32,17 @@ def construction(name: str) -> Callable[..., Construction]:
     return importlib.import_module(_REGISTRY[name]).construct
 
 
+def counter(name: str) -> Callable[..., tuple[int, int]]:
+    """The ``count(mask, shape)`` function of ``name``: (useful, executed) MACs without the matrices."""
+    import importlib
+
+    if name not in _REGISTRY:
+        raise TcAdvisorError(f"unknown transformation {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return importlib.import_module(_REGISTRY[name]).count
+
+
 def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-__all__ = ["Construction", "construction", "names"]
+__all__ = ["Construction", "construction", "counter", "names"]

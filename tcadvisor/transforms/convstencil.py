@@ -79,6 +79,23 @@ def construct(weights: np.ndarray, shape: MmaShape) -> Construction:
     )
 
 
+def count(mask: np.ndarray, shape: MmaShape) -> tuple[int, int]:
+    """(useful, executed) MACs of :func:`construct` without building the matrices.
+
+    Used for large fused kernels (sweeps to radius·t of 100+), where the padded
+    operands would take gigabytes; tests check it equals the construction's count.
+    Each non-empty plane contributes P_plane·(n+1) non-zeros in two K_pad × N_pad
+    matrices.
+    """
+    m = np.asarray(mask) != 0
+    n = m.shape[0]
+    per_plane = np.array([m.sum()]) if m.ndim <= 2 else m.reshape(n, -1).sum(axis=1)
+    per_plane = per_plane[per_plane > 0]
+    k_logical = n if m.ndim == 1 else n * n
+    size = 2 * pad_to(k_logical, shape.k) * pad_to(n + 1, shape.n)
+    return int(per_plane.sum()) * (n + 1), size * len(per_plane)
+
+
 # --------------------------------------------------------------------------- emulation
 
 

@@ -132,6 +132,21 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
     )
 
 
+def count(mask: np.ndarray, shape: MmaShape, L: int | None = None) -> tuple[int, int]:
+    """(useful, executed) MACs of :func:`construct` without building the matrices.
+
+    Each non-empty line of P_line non-zeros gives an L × K_pad matrix with
+    P_line non-zeros per row; tests check this equals the construction's count.
+    """
+    m = np.asarray(mask) != 0
+    R = radius_of(m)
+    L = default_L(R, shape) if L is None else L
+    k_pad = pad_to(2 * L, shape.k)
+    per_line = m.reshape(-1, m.shape[-1]).sum(axis=1)
+    per_line = per_line[per_line > 0]
+    return int(per_line.sum()) * L, len(per_line) * L * k_pad
+
+
 # --------------------------------------------------------------------------- emulation
 
 

@@ -1,0 +1,1 @@
+"""Figures: sweet-spot maps, rooflines and the paper's figures (Plotly)."""
