@@ -1,6 +1,180 @@
-"""CLI subcommands for figures (``map``, ``roofline``, ``figures``)."""
+"""CLI subcommands for figures (``map``, ``roofline``, ``figures``).
+
+Only argparse lives at the top of this module: ``tcadvisor advise`` imports it
+to build the parser and must not pay for plotly or pandas, so the figure
+modules are imported inside the handlers.
+"""
 from __future__ import annotations
+
+import re
+import sys
+
+from ..errors import TcAdvisorError
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
+
+
+def parse_int_list(text: str, what: str, check) -> list[int]:
+    """'1-8', '1..8', '1,2,4' or '3' as a sorted list, each value validated by ``check``."""
+    values: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = _RANGE.match(part)
+        try:
+            lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(part), int(part))
+        except ValueError:
+            raise TcAdvisorError(f"{what} {text!r} is not understood; expected a range such as 1-8 "
+                                 "or a list such as 1,2,4") from None
+        if lo > hi:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} runs backwards; write low-high")
+        if hi - lo > 4096:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} is too long")
+        values.update(range(lo, hi + 1))
+    if not values:
+        raise TcAdvisorError(f"{what} {text!r} names no values; expected a range such as 1-8 or a list such as 1,2,4")
+    return [check(v) for v in sorted(values)]
+
+
+def gpus_from_arg(text: str | None):
+    """``--gpu a100,h100``: each name through :func:`~tcadvisor.hardware.find_spec`; none: the detected GPU."""
+    from ..hardware import find_spec, resolve_gpu
+
+    if not text:
+        resolved = resolve_gpu(None)
+        return [resolved.spec], resolved.note
+    names = [n.strip() for n in str(text).split(",") if n.strip()]
+    if not names:
+        raise TcAdvisorError(f"--gpu {text!r} names no GPU; expected names such as a100,h100 (see 'tcadvisor gpus')")
+    return [find_spec(n) for n in names], None
+
+
+def impls_from_args(names: list[str]) -> dict:
+    from ..impls import find_impl
+
+    impls = {}
+    for name in names:
+        prof = find_impl(name)
+        if prof.unit in impls:
+            raise TcAdvisorError(f"--impl {name}: {impls[prof.unit].name} was already chosen for {prof.unit}")
+        impls[prof.unit] = prof
+    return impls
+
+
+def _wrote(path, what: str) -> None:
+    print(f"wrote {path} ({what})")
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def cmd_map(args) -> int:
+    from ..advisor import AlphaChoice
+    from ..dtypes import parse_dtype
+    from ..stencil import check_fuse, check_radius
+    from .output import output_format, write_csv, write_figure
+
+    dtype = parse_dtype(args.dtype)
+    radii = parse_int_list(args.radii, "--radii", check_radius)
+    fuses = parse_int_list(args.fuse, "--fuse", check_fuse)
+    gpus, note = gpus_from_arg(args.gpu)
+    impls = impls_from_args(args.impl)
+    alpha = AlphaChoice.parse(args.alpha)
+    out = args.output or f"map-{args.shape}{args.dims}d-{'-'.join(g.short for g in gpus)}-{dtype}.html"
+    output_format(out)  # a bad suffix is reported before any work
+
+    from .maps import map_data, map_figure
+
+    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+    if note:
+        print(f"tcadvisor: {note}", file=sys.stderr)
+    fig = map_figure(data, title=args.title)
+    path = write_figure(fig, out)
+    _wrote(path, f"sweet-spot map, {len(gpus)} GPU{'s' if len(gpus) > 1 else ''}, "
+                 f"{len(radii)} radii × {len(fuses)} depths")
+    if args.csv:
+        _wrote(write_csv(data, args.csv), f"map data, {len(data)} rows")
+    return 0
+
+
+def cmd_roofline(args) -> int:
+    from ..cli import advice_from_args
+    from .output import output_format, write_figure
+
+    out = args.output or f"roofline-{re.sub(r'[^A-Za-z0-9]+', '', str(args.stencil))}.html"
+    output_format(out)
+    advice = advice_from_args(args)
+
+    from .roofline import roofline_figure
+
+    path = write_figure(roofline_figure(advice), out)
+    _wrote(path, f"roofline of {advice.stencil.name} on {advice.gpu.name}")
+    return 0
+
+
+def cmd_figures(args) -> int:
+    from pathlib import Path
+
+    from ..hardware import find_spec
+    from .output import FORMATS
+
+    formats = [f.strip().lower().lstrip(".") for f in args.format.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise TcAdvisorError(f"--format {args.format!r}: expected a list drawn from {', '.join(FORMATS)}")
+    gpu = find_spec(args.gpu)
+
+    from .paper_figures import FIGURES, write_figures
+
+    if args.only:
+        unknown = [n for n in args.only.split(",") if n.strip() and n.strip() not in FIGURES]
+        if unknown:
+            raise TcAdvisorError(f"--only {', '.join(unknown)}: unknown figure; expected some of {', '.join(FIGURES)}")
+    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(FIGURES)
+    written = write_figures(Path(args.output), gpu, names=names, formats=formats)
+    for path, title in written:
+        _wrote(path, title)
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
 
 
 def register(sub, commands: dict) -> None:
-    return None
+    from ..cli import add_query_arguments
+
+    p = sub.add_parser("map", help="sweet-spot map: speedup of dense and sparse Tensor Cores over CUDA cores "
+                                   "across radius x fusion depth (HTML, PNG, SVG; --csv for the data)")
+    p.add_argument("--gpu", help="GPU spec, or several separated by commas (a100,h100,h200,b200) drawn side by "
+                                 "side on one colour scale; default: the detected GPU, else the A100 80GB PCIe")
+    p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
+    p.add_argument("--shape", default="box", choices=("box", "star"), help="stencil shape (default box)")
+    p.add_argument("--dims", default=2, type=int, choices=(1, 2, 3), help="dimensionality (default 2)")
+    p.add_argument("--radii", default="1-8", metavar="RANGE", help="radii r, a range or list (default 1-8)")
+    p.add_argument("--fuse", "-t", default="1-16", metavar="RANGE",
+                   help="fusion depths t, a range or list (default 1-16)")
+    p.add_argument("--impl", action="append", default=[], metavar="NAME",
+                   help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
+    p.add_argument("--alpha", help="α for Tensor Core units: 'paper' (default where published), 'constructed', "
+                                   "or a number in (0, 1]")
+    p.add_argument("--title", help="figure title (default: describes the map)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="output file: .html (self-contained, works offline), .png or .svg "
+                        "(default map-<shape><dims>d-<gpus>-<dtype>.html)")
+    p.add_argument("--csv", metavar="FILE", help="also write the map's data (one row per GPU, r, t and unit)")
+    commands["map"] = cmd_map
+
+    p = sub.add_parser("roofline", help="roofline of one GPU with the CUDA-core, Tensor Core and Sparse Tensor "
+                                        "Core ceilings and the stencil's operating points")
+    add_query_arguments(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="output file: .html, .png or .svg "
+                                                          "(default roofline-<stencil>.html)")
+    commands["roofline"] = cmd_roofline
+
+    p = sub.add_parser("figures", help="every figure of the paper, regenerated from the model")
+    p.add_argument("-o", "--output", default="figures", metavar="DIR", help="directory to write (default figures/)")
+    p.add_argument("--gpu", default="a100-80gb-pcie", help="GPU spec (default: the paper's A100 80GB PCIe)")
+    p.add_argument("--format", default="html", help="comma-separated formats: html, png, svg (default html)")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated figure names (default: all)")
+    commands["figures"] = cmd_figures

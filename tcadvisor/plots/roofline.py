@@ -1,0 +1,231 @@
+"""Roofline figures: one GPU's ceilings and a stencil's operating points (the paper's Figs. 7–9).
+
+Why a picture of the advisor's answer: the four scenarios are statements about
+which side of its ridge point each unit's intensity lies, and the useful
+throughput of Tensor Cores is their executed throughput scaled by α/β.  Both
+are immediate on a log-log roofline: the executed point sits on the Tensor
+Core roof, the useful point α/β lower, the CUDA-core point on its own roof.
+
+Every curve is evaluated by :func:`tcadvisor.model.evaluate` (eq. 5 through
+eqs. 8 and 11 with K·t/S set to the intensity), and every point is an
+:class:`~tcadvisor.advisor.Option` of an :class:`~tcadvisor.advisor.Advice`;
+nothing here re-states the model.
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import model
+from ..advisor import Advice, Option
+from ..errors import TcAdvisorError
+from ..hardware import UNIT_LABELS, GpuSpec
+from . import style
+
+TERA = 1e12
+#: Shading of the intensity bands, left (everything memory-bound) to right (everything compute-bound).
+#: Where each unit's point label goes, so that the labels of one configuration do not collide.
+TEXT_POSITION = {"cuda_core": "bottom right", "tensor_core": "middle right", "sparse_tensor_core": "top right"}
+BAND_COLORS = ("rgba(120,120,120,0.10)", "rgba(27,120,55,0.10)", "rgba(31,119,180,0.08)", "rgba(217,95,2,0.08)")
+
+
+def evaluate(*args) -> dict:
+    """:func:`tcadvisor.model.evaluate` with every input broadcast to one shape (its piecewise outputs need it)."""
+    arrays = np.broadcast_arrays(*[np.asarray(a, dtype=float) for a in args])
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinite peak (the bare B·I line) leaves NaNs elsewhere
+        return model.evaluate(*arrays)
+
+
+def roof(bandwidth: float, peak: float, intensity) -> np.ndarray:
+    """Attainable FLOP/s at ``intensity`` for a unit of ``peak`` (eq. 5, as the model evaluates it).
+
+    An intensity I is the model's CUDA-core case with K·t/S = I (K = I, t = S = 1);
+    ``peak = inf`` gives the bandwidth line B·I alone.
+    """
+    intensity = np.asarray(intensity, dtype=float)
+    out = evaluate(intensity, 1.0, 1.0, 1.0, 1.0, bandwidth, peak, peak)
+    return np.broadcast_to(np.asarray(out["P_cc"], dtype=float), intensity.shape)
+
+
+def intensity_grid(points, ridges) -> np.ndarray:
+    """Log-spaced intensities covering every point and ridge with a margin (a factor 8 either way)."""
+    values = [v for v in list(points) + list(ridges) if v and math.isfinite(v) and v > 0]
+    lo = min(v / 8 for v in values) if values else 0.1
+    hi = max(v * 8 for v in values) if values else 100.0
+    return np.logspace(math.log10(lo), math.log10(hi), 400)
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def add_ceilings(fig: go.Figure, gpu: GpuSpec, ceilings: list[tuple[str, str, float]], grid: np.ndarray,
+                 row=None, col=None, showlegend: bool = True, dash_extension: bool = True,
+                 label_ridges: bool = True, generic_names: bool = False) -> None:
+    """Roofs of ``ceilings`` (unit, precision, peak FLOP/s) and their ridge points, on log-log axes."""
+    B = gpu.bandwidth.value
+    kw = dict(row=row, col=col) if row is not None else {}
+    if dash_extension:
+        fig.add_trace(go.Scatter(
+            x=grid, y=roof(B, math.inf, grid) / TERA, mode="lines",
+            name="B·I: memory roof" + ("" if generic_names else f" ({B / 1e9:.4g} GB/s)"),
+            line=dict(color="#999", dash="dot", width=1.5), hoverinfo="skip", showlegend=showlegend,
+            legendgroup="bw"), **kw)
+    for unit, precision, peak in ceilings:
+        color = style.UNIT_COLORS[unit]
+        fig.add_trace(go.Scatter(
+            x=grid, y=roof(B, peak, grid) / TERA, mode="lines", line=dict(color=color, width=3),
+            name=(f"{UNIT_LABELS[unit]} roof" if generic_names
+                  else f"{UNIT_LABELS[unit]} {precision.upper()}: {peak / TERA:.4g} TFLOP/s"),
+            legendgroup=f"roof-{unit}-{precision}", showlegend=showlegend,
+            hovertemplate=f"{UNIT_LABELS[unit]} {precision.upper()}<br>I = %{{x:.3g}} FLOP/byte<br>"
+                          "attainable %{y:.4g} TFLOP/s<extra></extra>"), **kw)
+        ridge = gpu.ridge(unit, precision)
+        fig.add_trace(go.Scatter(
+            x=[ridge], y=[peak / TERA], mode="markers+text" if label_ridges else "markers",
+            marker=dict(symbol="diamond", size=10, color=color, line=dict(color="white", width=1)),
+            text=[f"ρ = {ridge:.3g}"], textposition="top left", textfont=dict(color=color, size=12),
+            name=f"ridge point of {UNIT_LABELS[unit]} {precision.upper()}", showlegend=False,
+            hovertemplate=f"ridge point of {UNIT_LABELS[unit]} {precision.upper()}: ρ = P/B = {ridge:.4g} FLOP/byte"
+                          "<extra></extra>"), **kw)
+
+
+def option_hover(opt: Option) -> str:
+    lines = [f"<b>{opt.label}</b> — {opt.impl.name}, {opt.precision.upper()}, t = {opt.fuse}",
+             f"α = {_fmt(float(opt.alpha))}, β = {_fmt(float(opt.beta))}",
+             f"I = {_fmt(opt.intensity)} FLOP/byte, ridge {_fmt(opt.ridge)} → {opt.bound}-bound",
+             f"executed {_fmt(opt.executed_flops / TERA)} TFLOP/s, useful {_fmt(opt.attainable_flops / TERA)} TFLOP/s",
+             f"{_fmt(opt.gstencils)} GStencils/s"]
+    if opt.is_tensor and opt.speedup is not None:
+        lines.append(f"R = {_fmt(opt.speedup, 3)} over CUDA cores (scenario {opt.scenario})")
+    return "<br>".join(lines)
+
+
+def add_operating_points(fig: go.Figure, options: list[Option], row=None, col=None, label: str = "",
+                         showlegend: bool = True, text: bool = True, names: dict[str, str] | None = None) -> None:
+    """Each option's point: CUDA cores on their roof; Tensor Cores executed (hollow) and useful (filled).
+
+    ``names`` overrides the legend name of a unit's point (e.g. when α is not the implementation's own).
+    """
+    kw = dict(row=row, col=col) if row is not None else {}
+    for opt in options:
+        if not opt.available:
+            continue
+        color = style.UNIT_COLORS[opt.unit]
+        hover = option_hover(opt) + "<extra></extra>"
+        name = (names or {}).get(opt.unit) or f"{label}{opt.label}, {opt.impl.name}, t = {opt.fuse}"
+        useful = opt.attainable_flops / TERA
+        if opt.is_tensor:
+            executed = opt.executed_flops / TERA
+            fig.add_trace(go.Scatter(
+                x=[opt.intensity, opt.intensity], y=[executed, useful], mode="lines",
+                line=dict(color=color, width=1.5, dash="dash"), hoverinfo="skip", showlegend=False,
+                legendgroup=name), **kw)
+            fig.add_trace(go.Scatter(
+                x=[opt.intensity], y=[executed], mode="markers",
+                marker=dict(symbol="circle-open", size=13, color=color, line=dict(width=2.5)),
+                name=f"{name}: executed", legendgroup=name, showlegend=False, hovertemplate=hover), **kw)
+        fig.add_trace(go.Scatter(
+            x=[opt.intensity], y=[useful], mode="markers+text" if text else "markers",
+            marker=dict(symbol="circle", size=13, color=color, line=dict(color="white", width=1.5)),
+            text=[f"{UNIT_SHORT(opt)}: {_fmt(opt.gstencils, 4)} GSt/s"
+                  + (f", R = {opt.speedup:.3g}" if opt.is_tensor and opt.speedup is not None else "")],
+            textposition=TEXT_POSITION[opt.unit],
+            textfont=dict(color=color, size=12),
+            name=name,
+            legendgroup=name, showlegend=showlegend, hovertemplate=hover), **kw)
+
+
+def UNIT_SHORT(opt: Option) -> str:  # noqa: N802 - reads as a label
+    return style.UNIT_SHORT[opt.unit]
+
+
+def add_bands(fig: go.Figure, ridges: list[tuple[str, float]], x_lo: float, x_hi: float, row=None, col=None,
+              labels: bool = True) -> None:
+    """Shade the intensity bands between ridge points and name which units are compute-bound there."""
+    kw = dict(row=row, col=col) if row is not None else {}
+    edges = sorted({r for _, r in ridges})
+    bounds = [x_lo] + edges + [x_hi]
+    for i in range(len(bounds) - 1):
+        lo, hi = bounds[i], bounds[i + 1]
+        compute = [name for name, r in ridges if r <= lo]
+        if len(ridges) == 1:
+            text = "compute-bound region" if compute else "memory-bound region"
+        else:
+            text = ("memory-bound<br>on every unit" if not compute
+                    else "compute-bound on<br>" + ", ".join(compute) if len(compute) < len(ridges)
+                    else "compute-bound<br>on every unit")
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=BAND_COLORS[min(i, len(BAND_COLORS) - 1)], line_width=0,
+                      layer="below", exclude_empty_subplots=False, **kw)
+        if labels:  # annotations on a log axis take log10 positions
+            fig.add_annotation(x=math.log10(lo), y=1 - 0.09 * (i % 2), xref=_ref(fig, "x", row, col),
+                               yref=_domain(fig, "y", row, col), text=text, showarrow=False, xanchor="left",
+                               yanchor="top", align="left", font=dict(size=11, color="#555"), xshift=3, yshift=-3)
+
+
+def _ref(fig: go.Figure, which: str, row, col) -> str:
+    if row is None:
+        return which
+    axis = getattr(fig.get_subplot(row, col), f"{which}axis").plotly_name
+    return which + axis[5:]
+
+
+def _domain(fig: go.Figure, which: str, row, col) -> str:
+    return _ref(fig, which, row, col) + " domain"
+
+
+def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
+    """Roofline of ``advice.gpu`` with the stencil's operating points and scenarios (``tcadvisor roofline``)."""
+    gpu = advice.gpu
+    options = advice.options
+    avail = [o for o in options if o.available]
+    if not avail:
+        raise TcAdvisorError(f"no execution unit can run {advice.stencil.name} in {advice.dtype} on {gpu.name}, so "
+                             "there is no roofline to draw: " + "; ".join(o.reason for o in options if o.reason))
+    ceilings = []
+    for opt in avail:
+        if (opt.unit, opt.precision) not in [(u, p) for u, p, _ in ceilings]:
+            ceilings.append((opt.unit, opt.precision, opt.peak))
+    grid = intensity_grid([o.intensity for o in avail], [gpu.ridge(u, p) for u, p, _ in ceilings])
+    fig = go.Figure()
+    ridges = [(style.UNIT_SHORT[u] if len(ceilings) > 1 else UNIT_LABELS[u], gpu.ridge(u, p)) for u, p, _ in ceilings]
+    add_bands(fig, ridges, grid[0], grid[-1])
+    add_ceilings(fig, gpu, ceilings, grid)
+    add_operating_points(fig, options)
+
+    notes = []
+    for opt in options:
+        if not opt.available:
+            notes.append(f"<b>{opt.label}</b>: not available on this GPU/precision ({opt.reason})")
+        elif opt.is_tensor and opt.decision:
+            notes.append(f"<b>{opt.label}</b> (t = {opt.fuse}): {opt.decision}")
+    verdict = advice.verdict
+    if verdict is not None:
+        notes.append(f"<b>Best</b> over t = 1..{advice.max_fuse}: {verdict.label} ({verdict.impl.name}) at "
+                     f"t = {verdict.fuse}, {_fmt(verdict.gstencils)} GStencils/s")
+    fuse = f"t = {advice.fuse}" if advice.fuse is not None else "each unit at its best t"
+    head = title or f"Roofline of {gpu.name}: {advice.stencil.name}, {fuse}, {advice.dtype}"
+    ymax = max(p for _, _, p in ceilings) / TERA
+    notes = ["<br>    ".join(textwrap.wrap(n, 150)) for n in notes]
+    lines = sum(n.count("<br>") + 1 for n in notes)
+    height = 640 + 22 * lines
+    fig.update_layout(**style.base_layout(
+        title=dict(text=head + "<br><sup>filled: useful throughput (α/β of what Tensor Cores execute), "
+                   "hollow: executed; diamonds: ridge points ρ = P/B; shaded: which units are compute-bound "
+                   "at that intensity</sup>", x=0.01, xanchor="left", font=dict(size=17)),
+        width=1250, height=height,
+        xaxis=dict(type="log", title=style.AXIS_INTENSITY, dtick="D2",
+                   range=[math.log10(grid[0]), math.log10(grid[-1])],
+                   showline=True, linecolor="#444", mirror=True),
+        yaxis=dict(type="log", title=style.AXIS_ATTAINABLE, dtick="D2", showline=True, linecolor="#444", mirror=True,
+                   range=[math.log10(roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA), math.log10(ymax * 3)]),
+        legend=dict(x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=12),
+                    bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1),
+        margin=dict(l=80, r=40, t=90, b=90 + 22 * lines),
+    ))
+    fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.12, xanchor="left",
+                       yanchor="top", showarrow=False, align="left", font=dict(size=12, color="#222"))
+    return fig
