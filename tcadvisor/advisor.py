@@ -83,6 +83,21 @@ def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaSha
     return transforms.construction(transform)(mask.astype(np.float64), shape, **kwargs).alpha
 
 
+def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str, gpu: GpuSpec) -> MmaShape | None:
+    """The MMA shape ``impl`` issues for this fused stencil on ``gpu``.
+
+    With several candidate shapes, an implementation with a construction picks
+    the one that pads least (:func:`tcadvisor.transforms.least_padding_shape`),
+    as the bundled kernel does; otherwise the profile's preferred shape.
+    """
+    candidates = impl.mma_candidates(precision, gpu)
+    if len(candidates) > 1 and impl.alpha is not None and impl.alpha.construction is not None:
+        from . import transforms
+
+        return transforms.least_padding_shape(impl.alpha.construction, stencil.fused_mask(fuse), candidates)
+    return candidates[0] if candidates else None
+
+
 def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse: int,
                   precision: str, gpu: GpuSpec) -> tuple[Fraction, str]:
     """α for a Tensor Core option and a short description of where it came from."""
@@ -100,7 +115,7 @@ def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse
         raise TcAdvisorError(
             f"{impl.name} has no α construction yet; use --alpha paper or a number (see 'tcadvisor impls')"
         )
-    shape = impl.mma_shape(precision, gpu)
+    shape = instruction(impl, stencil, fuse, precision, gpu)
     if shape is None:
         raise TcAdvisorError(f"{impl.name} names no MMA shape for {precision} and {gpu.name} lists none")
     return constructed_alpha(src.construction, stencil, fuse, shape, precision), f"constructed ({shape})"
@@ -244,7 +259,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         values = {k: float(v[i]) for k, v in arrays.items()}
         opt = Option(
             unit=unit, available=True, fuse=t, impl=impl, precision=precision,
-            mma_shape=impl.mma_shape(precision, gpu) if unit != "cuda_core" else None,
+            mma_shape=instruction(impl, stencil, t, precision, gpu) if unit != "cuda_core" else None,
             alpha=alphas[i], alpha_source=sources[i], beta=betas[i], peak=peak, values=values,
         )
         if unit != "cuda_core" and cc_peak is not None:
@@ -283,15 +298,27 @@ def decision_text(opt: Option) -> str:
     return f"scenario 4: compute-bound on both, {verdict}"
 
 
-def _pick(options: list[Option], prefer_fuse: int | None) -> Option | None:
-    """Highest throughput; ties go to the requested depth, then the shallower depth, then CUDA cores."""
-    avail = [o for o in options if o.available and np.isfinite(o.gstencils)]
-    if not avail:
+def best_index(gstencils, fuses, units, prefer_fuse: int | None = None) -> int | None:
+    """Index of the configuration to recommend among parallel sequences of candidates.
+
+    Highest throughput; within a relative :data:`TIE`, the requested depth, then
+    the shallower depth (less on-chip state, fewer halo losses in real kernels),
+    then the simpler unit (CUDA cores before Tensor Cores before sparse ones).
+    NaN entries (unavailable options) are never chosen.  The advisor and the maps
+    both decide with this one rule.
+    """
+    valid = [i for i, g in enumerate(gstencils) if g is not None and np.isfinite(g)]
+    if not valid:
         return None
-    top = max(o.gstencils for o in avail)
-    tied = [o for o in avail if o.gstencils >= top * (1 - TIE)]
-    tied.sort(key=lambda o: (o.fuse != prefer_fuse, o.fuse, UNITS.index(o.unit)))
-    return tied[0]
+    top = max(gstencils[i] for i in valid)
+    tied = [i for i in valid if gstencils[i] >= top * (1 - TIE)]
+    return min(tied, key=lambda i: (fuses[i] != prefer_fuse, fuses[i], UNITS.index(units[i]), i))
+
+
+def _pick(options: list[Option], prefer_fuse: int | None) -> Option | None:
+    avail = [o for o in options if o.available]
+    i = best_index([o.gstencils for o in avail], [o.fuse for o in avail], [o.unit for o in avail], prefer_fuse)
+    return None if i is None else avail[i]
 
 
 def advise(stencil: Stencil, dtype: str, gpu: GpuSpec, fuse: int | None = None,

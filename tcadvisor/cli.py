@@ -151,7 +151,7 @@ def cmd_impls(args) -> int:
     profs = sorted(catalog().values(), key=lambda p: (["cuda_core", "tensor_core", "sparse_tensor_core"].index(p.unit), p.name))
     if args.json:
         out = [{"name": p.name, "unit": p.unit, "fusion": p.fusion, "precisions": {k: list(v) for k, v in p.precisions.items()},
-                "mma": {k: str(v) for k, v in p.mma.items()},
+                "mma": {k: [str(x) for x in v] for k, v in p.mma.items()},
                 "alpha_paper": str(p.alpha.paper) if p.alpha and p.alpha.paper is not None else None,
                 "alpha_construction": p.alpha.construction if p.alpha else None,
                 "default": DEFAULT_IMPLS[p.unit] == p.name, "reference": p.reference, "summary": p.summary}

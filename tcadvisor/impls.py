@@ -46,7 +46,7 @@ class ImplProfile:
     fusion: str
     summary: str
     precisions: Mapping[str, tuple[str, ...]]  # dtype -> preferred precisions
-    mma: Mapping[str, MmaShape] = field(default_factory=dict)  # precision -> shape
+    mma: Mapping[str, tuple[MmaShape, ...]] = field(default_factory=dict)  # precision -> shapes, preferred first
     alpha: AlphaSource | None = None
     shapes: tuple[str, ...] = ("box", "star", "custom")
     dims: tuple[int, ...] = (1, 2, 3)
@@ -75,12 +75,24 @@ class ImplProfile:
             return f"{self.name} requires a symmetric stencil"
         return None
 
+    def mma_candidates(self, precision: str, gpu: GpuSpec | None = None) -> tuple[MmaShape, ...]:
+        """Instructions this implementation may issue at ``precision`` on ``gpu``, preferred first.
+
+        The profile's list filtered by what the GPU's spec lists (e.g. FP64
+        m16n8k* on Hopper, only m8n8k4 on Ampere); the whole list if the spec
+        names no shapes; the GPU's own shapes if the profile names none.
+        """
+        listed = self.mma.get(precision, ())
+        available = gpu.shapes(self.unit, precision) if gpu is not None else ()
+        if listed and available:
+            both = tuple(s for s in listed if s in available)
+            return both or listed[:1]
+        return listed or tuple(available)
+
     def mma_shape(self, precision: str, gpu: GpuSpec | None = None) -> MmaShape | None:
-        if precision in self.mma:
-            return self.mma[precision]
-        if gpu is not None and gpu.shapes(self.unit, precision):
-            return gpu.shapes(self.unit, precision)[0]
-        return None
+        """The preferred instruction (see :meth:`mma_candidates`)."""
+        candidates = self.mma_candidates(precision, gpu)
+        return candidates[0] if candidates else None
 
 
 def _fail(path: Path, where: str, problem: str) -> TcAdvisorError:
@@ -122,8 +134,9 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
     for precision, text in (raw.get("mma") or {}).items():
         if precision not in PRECISIONS:
             raise _fail(path, f"mma.{precision}", f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+        listed = text if isinstance(text, list) else [text]
         try:
-            mma[precision] = MmaShape.parse(text)
+            mma[precision] = tuple(MmaShape.parse(t) for t in listed)
         except TcAdvisorError as exc:
             raise _fail(path, f"mma.{precision}", str(exc)) from None
     alpha = None

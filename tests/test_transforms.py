@@ -8,7 +8,7 @@ import pytest
 from tcadvisor.mma import MmaShape
 from tcadvisor.reference import apply_periodic, apply_steps, fused_weights, random_weights
 from tcadvisor.stencil import Stencil
-from tcadvisor.transforms import convstencil, spider
+from tcadvisor.transforms import convstencil, rowband, spider
 
 M8N8K4 = MmaShape.parse("m8n8k4")
 
@@ -173,7 +173,7 @@ def test_spider_emulation_reproduces_stencil(stencil, fuse, shape, pattern):
     assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
 
 
-@pytest.mark.parametrize("module", [convstencil, spider])
+@pytest.mark.parametrize("module", [convstencil, spider, rowband])
 @pytest.mark.parametrize("stencil", [Stencil.box(1, 2), Stencil.box(2, 1), Stencil.star(2, 2), Stencil.box(3, 1),
                                      Stencil.star(3, 1), Stencil.from_offsets([(0, 0), (2, 1), (-1, 0)])])
 @pytest.mark.parametrize("fuse", [1, 2, 4])
@@ -181,5 +181,117 @@ def test_spider_emulation_reproduces_stencil(stencil, fuse, shape, pattern):
 def test_count_equals_construction(module, stencil, fuse, shape):
     mask = stencil.fused_mask(fuse)
     mma = MmaShape.parse(shape)
+    if module is rowband and mma.n != 8:
+        pytest.skip("the row-band kernel needs n = 8")
     con = module.construct(mask.astype(float), mma)
     assert module.count(mask, mma) == (con.useful_macs, con.executed_macs)
+
+
+# ----------------------------------------------------------------------------- row band (bundled kernel)
+
+@pytest.mark.parametrize("shape, n, expected", [("m16n8k8", 7, Fraction(7, 16)), ("m8n8k4", 7, Fraction(7, 16)),
+                                                ("m16n8k4", 3, Fraction(3, 12)), ("m16n8k8", 3, Fraction(3, 16)),
+                                                ("m16n8k16", 9, Fraction(9, 16)), ("m16n8k8", 11, Fraction(11, 24))])
+def test_rowband_alpha_of_a_box_row(shape, n, expected):
+    """Each output column applies the n weights of a row: n useful of K_pad = pad(n + 7) per row."""
+    con = rowband.construct(np.ones((n, n)), MmaShape.parse(shape))
+    assert con.alpha == expected
+    assert len(con.operands) == n
+
+
+def test_rowband_band_structure():
+    row = np.arange(1.0, 6.0)
+    mat = rowband.band(row, 16)
+    for c in range(8):
+        assert np.array_equal(mat[c:c + 5, c], row) and np.count_nonzero(mat[:, c]) == 5
+
+
+def test_fragment_layout_covers_each_element_once():
+    for shape in ("m16n8k4", "m16n8k8", "m16n8k16", "m8n8k4"):
+        mma = MmaShape.parse(shape)
+        a = {rowband.a_pos(mma, lane, i) for lane in range(32) for i in range(rowband.a_count(mma))}
+        b = {rowband.b_pos(mma, lane, j) for lane in range(32) for j in range(rowband.b_count(mma))}
+        c = {rowband.c_pos(mma, lane, i) for lane in range(32) for i in range(rowband.c_count(mma))}
+        assert a == {(m, k) for m in range(mma.m) for k in range(mma.k)}
+        assert b == {(k, n) for k in range(mma.k) for n in range(8)}
+        assert c == {(m, n) for m in range(mma.m) for n in range(8)}
+
+
+@pytest.mark.parametrize("shape", ["m16n8k4", "m16n8k8", "m16n8k16", "m8n8k4"])
+def test_strip_offsets_are_a_permutation_with_contiguous_lanes(shape):
+    mma = MmaShape.parse(shape)
+    offs = [rowband.strip_offset(mma, k) for k in range(mma.k)]
+    assert sorted(offs) == list(range(mma.k))
+    for lane in range(32):  # each lane's k values of one group row sit in adjacent strip columns
+        ks = sorted({rowband.a_pos(mma, lane, i)[1] for i in range(rowband.a_count(mma))})
+        cols = sorted(rowband.strip_offset(mma, k) for k in ks)
+        assert cols == list(range(cols[0], cols[0] + len(cols)))
+
+
+def test_fragments_hold_the_constructed_operands():
+    rng = np.random.default_rng(11)
+    w = random_weights(Stencil.box(2, 1).fused_mask(2), rng)
+    mma = MmaShape.parse("m16n8k8")
+    con = rowband.construct(w, mma)
+    frag = rowband.fragments(con, [(a,) for a in range(5)])
+    for r_, mat in enumerate(con.operands):
+        rebuilt = np.zeros_like(mat)
+        for c, lane, j in itertools.product(range(con.details["chunks"]), range(32), range(2)):
+            k, col = rowband.b_pos(mma, lane, j)
+            rebuilt[c * 8 + rowband.strip_offset(mma, k), col] = frag[r_, c, lane, j]
+        assert np.array_equal(rebuilt, mat)
+
+
+ROWBAND_CASES = [
+    (Stencil.box(2, 1), 1, "m16n8k8", (5, 130)), (Stencil.box(2, 1), 3, "m16n8k8", (9, 70)),
+    (Stencil.box(2, 1), 3, "m8n8k4", (6, 70)), (Stencil.star(2, 2), 1, "m16n8k4", (6, 40)),
+    (Stencil.box(1, 2), 2, "m16n8k16", (150,)), (Stencil.star(3, 1), 1, "m16n8k8", (4, 5, 20)),
+    (Stencil.box(3, 1), 1, "m8n8k4", (3, 4, 9)), (Stencil.box(2, 2), 2, "m16n8k8", (7, 33)),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, shape, size", ROWBAND_CASES)
+def test_rowband_kernel_emulation_reproduces_stencil(stencil, fuse, shape, size):
+    """Lane-by-lane, MMA-by-MMA emulation of kernels/tensor_cores.cu on the uploaded fragments."""
+    rng = np.random.default_rng(abs(hash((stencil.name, fuse, shape))) % 2**32)
+    w = fused_weights(random_weights(stencil.mask(), rng), fuse)
+    x = rng.standard_normal(size)
+    got = rowband.emulate(x, w, MmaShape.parse(shape))
+    ref = apply_periodic(x, w)
+    assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
+
+
+# ----------------------------------------------------------------------------- CUDA-core pipeline
+
+from tcadvisor.transforms import streaming  # noqa: E402
+
+STREAM_CASES = [
+    (Stencil.box(2, 1), 3, (13, 40), 32, 5, 1), (Stencil.star(2, 2), 2, (9, 37), 32, 4, 2),
+    (Stencil.box(1, 2), 4, (50,), 32, 1, 1), (Stencil.box(2, 1), 1, (1, 1), 16, 3, 2),
+    (Stencil.box(2, 2), 3, (7, 11), 40, 7, 3), (Stencil.star(2, 1), 5, (6, 19), 24, 2, 2),
+    (Stencil.box(2, 1), 4, (17, 30), 32, 9, 4),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, size, cols, rows, per_iter", STREAM_CASES)
+def test_cuda_core_pipeline_emulation(stencil, fuse, size, cols, rows, per_iter):
+    """The kernel's row skew, shared-memory parity, halo and pending sums give exactly t steps."""
+    rng = np.random.default_rng(abs(hash((stencil.name, fuse, size))) % 2**32)
+    w = random_weights(stencil.mask(), rng)
+    x = rng.standard_normal(size)
+    got = streaming.emulate(x, w, fuse, cols=cols, rows_per_block=rows, star=stencil.shape == "star",
+                            rows_per_iter=per_iter)
+    assert not np.any(np.isnan(got))
+    assert np.max(np.abs(got - apply_steps(x, w, fuse))) <= 1e-12
+
+
+def test_gpu_kernel_builds_operands_with_the_models_construction():
+    """tensor_cores.py uploads rowband.construct's matrices; the profile names the same construction."""
+    import importlib.util
+
+    from tcadvisor.impls import find_impl
+
+    assert find_impl("tcadvisor-tc").alpha.construction == "rowband"
+    spec = importlib.util.find_spec("tcadvisor.gpu.tensor_cores")
+    source = open(spec.origin).read()
+    assert "rowband.construct(" in source and "rowband.fragments(" in source

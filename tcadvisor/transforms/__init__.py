@@ -20,6 +20,7 @@ from .base import Construction
 _REGISTRY: dict[str, str] = {
     "convstencil": "tcadvisor.transforms.convstencil",
     "spider": "tcadvisor.transforms.spider",
+    "rowband": "tcadvisor.transforms.rowband",
 }
 
 
@@ -41,8 +42,27 @@ def counter(name: str) -> Callable[..., tuple[int, int]]:
     return importlib.import_module(_REGISTRY[name]).count
 
 
+def least_padding_shape(name: str, mask, candidates):
+    """Of ``candidates`` (preferred first), the instruction whose padded operands waste least.
+
+    An implementation that can issue several MMA shapes picks the one giving the
+    highest α for this fused kernel (ties: the earlier candidate).  The bundled
+    Tensor Core kernel and the model both call this, so they agree on the shape.
+    """
+    from fractions import Fraction
+
+    count = counter(name)
+    best, best_alpha = None, None
+    for shape in candidates:
+        useful, executed = count(mask, shape)
+        alpha = Fraction(useful, executed)
+        if best_alpha is None or alpha > best_alpha:
+            best, best_alpha = shape, alpha
+    return best
+
+
 def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-__all__ = ["Construction", "construction", "counter", "names"]
+__all__ = ["Construction", "construction", "counter", "least_padding_shape", "names"]

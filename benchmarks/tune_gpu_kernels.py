@@ -1,0 +1,91 @@
+"""Tuning sweep of the bundled kernels' knobs, one process, one table.
+
+Every variant is first checked against the float64 reference on an odd small
+grid, then timed on the large grid (median of repeats, CUDA events).  Used to
+choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
+results of each run are kept under validation/results/.
+
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|tc]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tcadvisor.errors import TcAdvisorError  # noqa: E402
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+
+
+def variants(only):
+    out = []
+    if only in (None, "cc"):
+        for t in range(1, 9):
+            for v, cols, nr in ((2, 256, 2), (2, 256, 4), (1, 128, 8), (2, 512, 4), (2, 256, 8), (4, 512, 2)):
+                out.append(("Box-2D1R", "double", "10240x10240", "cuda_core", t, None,
+                            {"v": v, "cols": cols, "rows_per_iter": nr}))
+        for t in range(1, 11):
+            for v, cols, nr in ((4, 1024, 2), (4, 1024, 4), (2, 512, 4), (4, 512, 4), (2, 512, 2)):
+                out.append(("Box-2D1R", "float", "10240x10240", "cuda_core", t, None,
+                            {"v": v, "cols": cols, "rows_per_iter": nr}))
+    if only in (None, "tc"):
+        knobs = ((True, 1, 4, 1), (True, 2, 4, 1), (True, 1, 8, 1), (True, 1, 2, 1))
+        for dtype in ("double", "float"):
+            for t in (1, 2, 3, 4):
+                shapes = (None,) if dtype == "float" else ((None, "m16n8k4") if t <= 2 else (None, "m16n8k16"))
+                for mma in shapes:
+                    for bregs, pf, warps, mb in knobs:
+                        out.append(("Box-2D1R", dtype, "10240x10240", "tensor_core", t, mma,
+                                    {"bregs": bregs, "prefetch": pf, "warps": warps, "min_blocks": mb}))
+        for dtype in ("double", "float"):
+            for t in (1, 2):
+                for mma in ((None, "m16n8k4") if dtype == "double" else (None,)):
+                    for bregs, pf, warps, mb in ((True, 1, 4, 1), (False, 0, 4, 1), (True, 0, 4, 1), (False, 0, 8, 1)):
+                        out.append(("Box-3D1R", dtype, "512x512x512", "tensor_core", t, mma,
+                                    {"bregs": bregs, "prefetch": pf, "warps": warps, "min_blocks": mb}))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", choices=["cc", "tc"])
+    ap.add_argument("--sweeps", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    from tcadvisor.gpu.backend import cupy
+    from tcadvisor.gpu.runner import run
+
+    cp = cupy()
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    small = {2: "61x203", 3: "9x11x77"}
+    for name, dtype, grid, unit, t, mma, opts in variants(args.only):
+        st = parse_stencil(name)
+        try:
+            chk = run(st, dtype, unit, fuse=t, grid=small[st.dims], steps=2 * t + 1, seed=5, mma=mma,
+                      kernel_options=opts, gpu="h100-measured")
+            res = run(st, dtype, unit, fuse=t, grid=grid, steps=t * args.sweeps, seed=1, mma=mma, check=False,
+                      repeats=args.repeats, kernel_options=opts, gpu="h100-measured")
+        except (TcAdvisorError, RuntimeError) as exc:
+            print(f"skip {name} {dtype} {unit} t={t} {mma} {opts}: {str(exc).splitlines()[0]}", flush=True)
+            continue
+        row = {"stencil": name, "dtype": dtype, "unit": unit, "fuse": t, "mma": mma or "", "options": opts,
+               "gstencils": res.gstencils, "fraction": res.fraction_of_bound, "correct": chk.passed,
+               "err": chk.max_rel_error, "kernel": res.kernel}
+        rows.append(row)
+        print(f"{name} {dtype:6} {unit:11} t={t} {mma or '':8} {str(opts):55} {res.gstencils:8.1f} GSt/s "
+              f"{100 * res.fraction_of_bound:5.1f}% correct={chk.passed} | {res.kernel}", flush=True)
+        del res, chk
+        cp.get_default_memory_pool().free_all_blocks()
+    with open(os.path.join(args.out, "tuning.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

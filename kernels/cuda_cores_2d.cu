@@ -1,0 +1,164 @@
+// CUDA cores, temporal fusion: T time steps per sweep, 1D and 2D, box and star.
+//
+// Each block owns a strip of COLS = NT*V columns (outputs plus a halo of RX*T on
+// each side) and streams down the rows of its y-range, NR rows per iteration.
+// The intermediate time steps never leave the chip: step s keeps the NR rows it
+// produced last in shared memory (double-buffered), and every thread keeps, per
+// step, the 2*RY partial sums of the rows its kernel rows still have to reach
+// ("pending" rows).  One __syncthreads per iteration; all T steps advance in the
+// same iteration, each on the rows its predecessor produced one iteration
+// earlier, while the next NR input rows are already in flight.  The last step's
+// rows go through shared memory too, so that the next iteration writes them to
+// global memory coalesced (thread tid stores columns tid, tid + NT, ...).
+//
+// Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
+// K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
+// thread), K_NT (threads per block), K_NR (rows per iteration).  Weights live in __constant__
+// memory, so every FMA takes its weight straight from the constant bank.
+// Shared rows are stored "by residue": element L sits at (L % V)*SUBLEN + L / V,
+// which makes both the thread-contiguous reads and the coalesced writes
+// bank-conflict free.
+
+typedef K_REAL real;
+#define RX K_RX
+#define RY K_RY
+#define T K_T
+#define STAR K_STAR
+#define V K_V
+#define NT K_NT
+#define NR K_NR
+
+#define KW (2 * RX + 1)
+#define KH (2 * RY + 1)
+#define HALO (RX * T)
+#define COLS (NT * V)
+#define TXO (COLS - 2 * HALO)
+#define NV (V + 2 * RX)
+#define NPEND (2 * RY)
+#define BANKMOD ((int)(128 / sizeof(real)))  // elements per 128-byte shared-memory wavefront
+#define SUB_BASE ((COLS + 2 * RX + V - 1) / V)
+#define SUB_OFF ((BANKMOD / V) % BANKMOD)
+#define SUBLEN (SUB_BASE + ((SUB_OFF - SUB_BASE % BANKMOD) % BANKMOD + BANKMOD) % BANKMOD)
+#define ROWBUF (V * SUBLEN)
+
+#if TXO <= 0
+#error "the strip is narrower than its halo: use more threads or a larger V"
+#endif
+
+extern "C" __constant__ real c_w[KH * KW];
+// Read by the host to size the dynamic shared memory exactly as the kernel lays it out.
+extern "C" __constant__ int k_rowbuf = ROWBUF;
+
+__device__ __forceinline__ constexpr bool tap(int a, int b) { return STAR ? (a == RY || b == RX) : true; }
+__device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
+
+extern "C" __global__ void __launch_bounds__(NT)
+cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
+            int W, int H, long long pitch, int Gx, int Gy, int rows_per_block)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* smem = reinterpret_cast<real*>(smem_raw);  // [T+1][2][NR][ROWBUF]; slot T holds finished rows
+    const int tid = threadIdx.x;
+    const int X0 = blockIdx.x * TXO;
+    const int Y0 = blockIdx.y * rows_per_block;
+    const int Y1 = min(Y0 + rows_per_block, H);
+    const int rows_padded = H + 2 * Gy;
+    const long long colbase = (long long)Gx + X0 - HALO;  // padded column of strip column 0
+
+    for (int k = tid; k < (T + 1) * 2 * NR * ROWBUF; k += NT) smem[k] = real(0);
+
+    real pend[T][NPEND > 0 ? NPEND : 1][V];
+#pragma unroll
+    for (int s = 0; s < T; ++s)
+#pragma unroll
+        for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+#pragma unroll
+            for (int v = 0; v < V; ++v) pend[s][m][v] = real(0);
+
+    real ld[NR][V];
+    // Coalesced load of NR input rows from row q: thread tid takes strip columns tid + k*NT.
+#define LOAD_ROWS(q)                                                                 \
+    {                                                                                \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int prow_ = Gy + (q) + rr;                                         \
+            const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
+            const real* src_ = in + (long long)prow_ * pitch + colbase;              \
+            _Pragma("unroll") for (int k = 0; k < V; ++k) ld[rr][k] = ok_ ? src_[tid + k * NT] : real(0); \
+        }                                                                            \
+    }
+#define STORE_ROWS(buf)                                                              \
+    {                                                                                \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr)                            \
+        _Pragma("unroll") for (int k = 0; k < V; ++k) (buf)[rr * ROWBUF + sidx(tid + k * NT + RX)] = ld[rr][k]; \
+    }
+#define BUF(s_, par_) (smem + (((s_) * 2 + (par_)) * NR) * ROWBUF)
+    // Coalesced store of the rows finished in iteration it_ (they sit in slot T, parity it_ & 1).
+#define STORE_OUT(it_)                                                               \
+    {                                                                                \
+        const real* fin_ = BUF(T, (it_) & 1);                                        \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int q_ = Y0 + ((it_) - T + 1) * NR - 2 * RY * T + rr;              \
+            if (q_ >= Y0 && q_ < Y1) {                                               \
+                real* dst_ = out + (long long)(Gy + q_) * pitch + colbase;           \
+                _Pragma("unroll") for (int k = 0; k < V; ++k) {                      \
+                    const int c_ = tid + k * NT;                                     \
+                    if (c_ >= HALO && c_ < HALO + TXO && X0 - HALO + c_ < W)         \
+                        dst_[c_] = fin_[rr * ROWBUF + sidx(c_ + RX)];                \
+                }                                                                    \
+            }                                                                        \
+        }                                                                            \
+    }
+
+    __syncthreads();
+    LOAD_ROWS(Y0 - RY * T);
+    STORE_ROWS(BUF(0, 0));
+    __syncthreads();
+
+    // First output row of iteration i: Y0 + (i - T + 1)*NR - 2*RY*T (see the header).
+    const int n_iter = (Y1 - Y0 + 2 * RY * T + NR - 1) / NR + T - 1;
+    for (int i = 0; i < n_iter; ++i) {
+        LOAD_ROWS(Y0 - RY * T + (i + 1) * NR);  // the next iteration's input rows, in flight meanwhile
+#pragma unroll
+        for (int s = 1; s <= T; ++s) {
+            const real* src = BUF(s - 1, (s == 1) ? (i & 1) : ((i - 1) & 1));
+#pragma unroll
+            for (int rr = 0; rr < NR; ++rr) {
+                real vals[NV];
+#pragma unroll
+                for (int j = 0; j < NV; ++j) vals[j] = src[rr * ROWBUF + sidx(tid * V + j)];
+                real res[V];
+#pragma unroll
+                for (int v = 0; v < V; ++v) {
+                    // kernel row a = 2RY completes the oldest pending row
+                    real acc = NPEND > 0 ? pend[s - 1][0][v] : real(0);
+#pragma unroll
+                    for (int b = 0; b < KW; ++b)
+                        if (tap(2 * RY, b)) acc = fma(c_w[(2 * RY) * KW + b], vals[v + b], acc);
+                    res[v] = acc;
+#pragma unroll
+                    for (int m = 1; m < NPEND; ++m) {
+                        real p = pend[s - 1][m][v];
+#pragma unroll
+                        for (int b = 0; b < KW; ++b)
+                            if (tap(2 * RY - m, b)) p = fma(c_w[(2 * RY - m) * KW + b], vals[v + b], p);
+                        pend[s - 1][m - 1][v] = p;
+                    }
+                    if (NPEND > 0) {
+                        real p = real(0);
+#pragma unroll
+                        for (int b = 0; b < KW; ++b)
+                            if (tap(0, b)) p = fma(c_w[b], vals[v + b], p);
+                        pend[s - 1][NPEND > 0 ? NPEND - 1 : 0][v] = p;
+                    }
+                }
+                real* dst = BUF(s, i & 1) + rr * ROWBUF;  // slot T: finished rows, stored next iteration
+#pragma unroll
+                for (int v = 0; v < V; ++v) dst[sidx(tid * V + v + RX)] = res[v];
+            }
+        }
+        if (i > 0) STORE_OUT(i - 1);
+        STORE_ROWS(BUF(0, (i + 1) & 1));
+        __syncthreads();
+    }
+    STORE_OUT(n_iter - 1);
+}

@@ -1,0 +1,159 @@
+// CUDA cores, temporal fusion in 3D: T time steps per sweep, box and star.
+//
+// Each block owns a tile of the xy-plane, COLS = BX*V columns by ROWS = BY rows
+// (outputs plus a halo of R*T on every side), and streams along z.  As in the 2D
+// kernel, step s keeps the last plane it produced in shared memory
+// (double-buffered) and every thread keeps, per step, the 2R pending partial sums
+// of the planes its kernel planes still have to reach.  One __syncthreads per
+// input plane.
+//
+// Compile-time parameters (-D): K_REAL, K_R, K_T, K_STAR, K_V (x columns per
+// thread), K_BX, K_BY (threads along x and y).  Weights in __constant__ memory,
+// indexed [p][a][b].
+
+typedef K_REAL real;
+#define R K_R
+#define T K_T
+#define STAR K_STAR
+#define V K_V
+#define BX K_BX
+#define BY K_BY
+
+#define KW (2 * R + 1)
+#define HALO (R * T)
+#define COLS (BX * V)
+#define ROWS (BY)
+#define TXO (COLS - 2 * HALO)
+#define TYO (ROWS - 2 * HALO)
+#define NV (V + 2 * R)
+#define NPEND (2 * R)
+#define NT (BX * BY)
+#define BANKMOD ((int)(128 / sizeof(real)))
+#define SUB_BASE ((COLS + 2 * R + V - 1) / V)
+#define SUB_OFF ((BANKMOD / V) % BANKMOD)
+#define SUBLEN (SUB_BASE + ((SUB_OFF - SUB_BASE % BANKMOD) % BANKMOD + BANKMOD) % BANKMOD)
+#define ROWBUF (V * SUBLEN)
+#define PLANEBUF ((ROWS + 2 * R) * ROWBUF)
+
+#if TXO <= 0 || TYO <= 0
+#error "the tile is smaller than its halo: use a larger tile"
+#endif
+
+extern "C" __constant__ real c_w[KW * KW * KW];
+// Read by the host to size the dynamic shared memory exactly as the kernel lays it out.
+extern "C" __constant__ int k_planebuf = PLANEBUF;
+
+__device__ __forceinline__ constexpr bool tap(int p, int a, int b) {
+    return STAR ? ((a == R && b == R) || (p == R && (a == R || b == R))) : true;
+}
+__device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
+
+extern "C" __global__ void __launch_bounds__(NT)
+cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
+            int nx, int ny, int nz, long long pitch_y, long long pitch_z,
+            int Gx, int Gy, int Gz, int planes_per_block)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    real* smem = reinterpret_cast<real*>(smem_raw);  // [T][2][ROWS + 2R][ROWBUF]
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+    const int X0 = blockIdx.x * TXO, Y0 = blockIdx.y * TYO;
+    const int Z0 = blockIdx.z * planes_per_block;
+    const int Z1 = min(Z0 + planes_per_block, nz);
+    const int planes_padded = nz + 2 * Gz;
+    const int rows_padded = ny + 2 * Gy;
+    const long long colbase = (long long)Gx + X0 - HALO;
+    const int prow = Gy + Y0 - HALO + ty;  // padded row of this thread's tile row
+    const bool row_ok = prow >= 0 && prow < rows_padded;
+
+    for (int k = tid; k < T * 2 * PLANEBUF; k += NT) smem[k] = real(0);
+
+    real pend[T][NPEND][V];
+#pragma unroll
+    for (int s = 0; s < T; ++s)
+#pragma unroll
+        for (int m = 0; m < NPEND; ++m)
+#pragma unroll
+            for (int v = 0; v < V; ++v) pend[s][m][v] = real(0);
+
+    real ld[V];
+#define LOAD_PLANE(q)                                                                          \
+    {                                                                                          \
+        const int pz_ = Gz + (q);                                                              \
+        const bool ok_ = row_ok && pz_ >= 0 && pz_ < planes_padded;                            \
+        const real* src_ = in + (long long)pz_ * pitch_z + (long long)prow * pitch_y + colbase; \
+        _Pragma("unroll") for (int k = 0; k < V; ++k) ld[k] = ok_ ? src_[tx + k * BX] : real(0); \
+    }
+#define STORE_PLANE(buf)                                                                       \
+    {                                                                                          \
+        _Pragma("unroll") for (int k = 0; k < V; ++k)                                          \
+            (buf)[(ty + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[k];                          \
+    }
+
+    __syncthreads();
+    LOAD_PLANE(Z0 - R * T);
+    STORE_PLANE(smem);
+    __syncthreads();
+
+    const int n_iter = T * (1 + 2 * R) - 1 + (Z1 - Z0);
+    for (int i = 0; i < n_iter; ++i) {
+        LOAD_PLANE(Z0 - R * T + i + 1);
+#pragma unroll
+        for (int s = 1; s <= T; ++s) {
+            const int parity = (s == 1) ? (i & 1) : ((i - 1) & 1);
+            const real* src = smem + ((s - 1) * 2 + parity) * PLANEBUF;
+            real vals[KW][NV];
+#pragma unroll
+            for (int a = 0; a < KW; ++a)
+#pragma unroll
+                for (int j = 0; j < NV; ++j) vals[a][j] = src[(ty + a) * ROWBUF + sidx(tx * V + j)];
+            real res[V];
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                // kernel plane p contributes to the pending plane it is the last/next for
+                real acc = pend[s - 1][0][v];
+#pragma unroll
+                for (int a = 0; a < KW; ++a)
+#pragma unroll
+                    for (int b = 0; b < KW; ++b)
+                        if (tap(2 * R, a, b)) acc = fma(c_w[((2 * R) * KW + a) * KW + b], vals[a][v + b], acc);
+                res[v] = acc;
+#pragma unroll
+                for (int m = 1; m < NPEND; ++m) {
+                    real p = pend[s - 1][m][v];
+#pragma unroll
+                    for (int a = 0; a < KW; ++a)
+#pragma unroll
+                        for (int b = 0; b < KW; ++b)
+                            if (tap(2 * R - m, a, b)) p = fma(c_w[((2 * R - m) * KW + a) * KW + b], vals[a][v + b], p);
+                    pend[s - 1][m - 1][v] = p;
+                }
+                real p = real(0);
+#pragma unroll
+                for (int a = 0; a < KW; ++a)
+#pragma unroll
+                    for (int b = 0; b < KW; ++b)
+                        if (tap(0, a, b)) p = fma(c_w[a * KW + b], vals[a][v + b], p);
+                pend[s - 1][NPEND - 1][v] = p;
+            }
+            if (s < T) {
+                real* dst = smem + (s * 2 + (i & 1)) * PLANEBUF + (ty + R) * ROWBUF;
+#pragma unroll
+                for (int v = 0; v < V; ++v) dst[sidx(tx * V + v + R)] = res[v];
+            } else {
+                const int q = Z0 + i + 1 - T * (1 + 2 * R);
+                const int y = Y0 - HALO + ty;
+                if (q >= Z0 && q < Z1 && ty >= HALO && ty < HALO + TYO && y < ny) {
+                    real* dst = out + (long long)(Gz + q) * pitch_z + (long long)prow * pitch_y + colbase + tx * V;
+                    const int x0 = X0 - HALO + tx * V;
+#pragma unroll
+                    for (int v = 0; v < V; ++v) {
+                        const int c = tx * V + v;
+                        if (c >= HALO && c < HALO + TXO && x0 + v < nx) dst[v] = res[v];
+                    }
+                }
+            }
+        }
+        STORE_PLANE(smem + ((i + 1) & 1) * PLANEBUF);
+        __syncthreads();
+    }
+}

@@ -1,0 +1,269 @@
+// Dense Tensor Cores, kernel fusion: the t-step fused stencil as banded matrix products.
+//
+// Transformation (tcadvisor/transforms/rowband.py builds the operands): outputs
+// along x are grouped by 8 (the instruction's n); a warp tile holds MMA_M groups
+// (128 outputs for m16n8k*, 64 for m8n8k4).  For each kernel row (p, a) the
+// weights form a K_pad x 8 band B[k][c] = w[k - c]; the A operand of group q is
+// the input strip starting at column 8q - R of that row.  A warp streams along
+// the outermost axis (y in 2D, z in 3D; one slice in 1D): each input slice adds
+// its kernel rows to the NS-1 pending output slices, which live in accumulator
+// fragments and shift by one as the slice is consumed -- the MMA writes the
+// shifted accumulator directly, so the shift costs nothing.
+//
+// Compile-time parameters (-D, prefixed K_): K_DOUBLE (1: FP64 DMMA, 0: float
+// data on TF32), K_MMA_M (16|8), K_MMA_K (4|8|16), K_R (fused radius), K_NS
+// (kernel extent along the stream axis: 1 in 1D), K_NI (inner kernel extent: K_NS
+// in 3D, else 1), K_KCH (K_pad / MMA_K), K_ROWMASK (bit p*NI+a set when kernel
+// row (p, a) is non-empty), K_WX, K_WI (warps per block along x and along the
+// inner axis), K_BREGS (1: weight fragments held in registers), K_PF (slices of A
+// fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
+// per SM the register allocation must allow).
+
+#define IS_DOUBLE K_DOUBLE
+#define MMA_M K_MMA_M
+#define MMA_K K_MMA_K
+#define R K_R
+#define NS K_NS
+#define NI K_NI
+#define KCH K_KCH
+#define ROWMASK K_ROWMASK
+#define WX K_WX
+#define WI K_WI
+#define B_IN_REGS K_BREGS
+#define PF K_PF
+#define MINB K_MINB
+
+#if IS_DOUBLE
+typedef double real;
+typedef double areg;
+typedef double breg;
+typedef double creg;
+#else
+typedef float real;
+typedef unsigned areg;
+typedef unsigned breg;
+typedef float creg;
+#endif
+
+#define NA (MMA_M * MMA_K / 32)
+#define NB (MMA_K / 4)
+#define NC (MMA_M / 4)
+#define TILE_X (MMA_M * 8)
+#define RS ((NS - 1) / 2)
+#define RI ((NI - 1) / 2)
+#define NPEND (NS - 1)
+#define NROWS (NS * NI)
+#define ROW_ON(p, a) (((unsigned long long)(ROWMASK) >> ((p) * NI + (a))) & 1ULL)
+
+// Fragment positions (PTX ISA, matrix fragments of mma.m16n8k* / mma.m8n8k4);
+// g = lane / 4, t = lane % 4.  Same formulas as tcadvisor.transforms.rowband.
+#if MMA_M == 16
+#define A_ROW(g, e) ((g) + 8 * ((e) & 1))
+#define A_COL(t, e) ((t) + 4 * ((e) >> 1))
+#define C_ROW(g, e) ((g) + 8 * ((e) >> 1))
+#else
+#define A_ROW(g, e) (g)
+#define A_COL(t, e) (t)
+#define C_ROW(g, e) (g)
+#endif
+#define C_COL(t, e) (2 * (t) + ((e) & 1))
+// k values held per lane and group row: they map to adjacent strip columns
+// (rowband.strip_offset), so each is one vector load.
+#define KQ (MMA_M == 16 ? MMA_K / 4 : 1)
+// Vector loads need the strip origin (interior column -R) on an even column, vector
+// stores the interior itself; the host passes both facts in `align` (bit 0: loads,
+// bit 1: stores), since a field shared by kernels of different R cannot satisfy all.
+
+__device__ __forceinline__ areg to_a(real v) {
+#if IS_DOUBLE
+    return v;
+#else
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+#endif
+}
+
+__device__ __forceinline__ breg to_b(real v) {
+#if IS_DOUBLE
+    return v;
+#else
+    return __float_as_uint(v);  // already rounded to TF32 on the host
+#endif
+}
+
+__device__ __forceinline__ void mma(creg (&d)[NC], const areg (&a)[NA], const breg (&b)[NB], const creg (&c)[NC]) {
+#if IS_DOUBLE && MMA_M == 16 && MMA_K == 4
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]));
+#elif IS_DOUBLE && MMA_M == 16 && MMA_K == 8
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+        : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]),
+          "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]));
+#elif IS_DOUBLE && MMA_M == 16 && MMA_K == 16
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%16,%17,%18,%19};"
+        : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]));
+#elif IS_DOUBLE && MMA_M == 8 && MMA_K == 4
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%4,%5};"
+        : "=d"(d[0]), "=d"(d[1])
+        : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1]));
+#elif !IS_DOUBLE && MMA_M == 16 && MMA_K == 8
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#elif !IS_DOUBLE && MMA_M == 16 && MMA_K == 4
+    asm("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+#error "unsupported (precision, MMA shape) combination"
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(32 * WX * WI, MINB)
+tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __restrict__ wfrag,
+          int nx, int ni, int ns, long long pitch_i, long long pitch_s,
+          int Gx, int Gi, int Gs, int slices_per_block, int align)
+{
+    const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t4 = lane & 3;
+    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X;
+    const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
+    const int S0 = blockIdx.z * slices_per_block;
+    const int S1 = min(S0 + slices_per_block, ns);
+    if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
+
+#if B_IN_REGS
+    breg bf[NROWS][KCH][NB];
+#pragma unroll
+    for (int r = 0; r < NROWS; ++r)
+#pragma unroll
+        for (int c = 0; c < KCH; ++c)
+#pragma unroll
+            for (int j = 0; j < NB; ++j) bf[r][c][j] = to_b(wfrag[((r * KCH + c) * 32 + lane) * NB + j]);
+#define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) out_[j_] = bf[r][c][j_]; }
+#else
+#define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) \
+        out_[j_] = to_b(__ldg(wfrag + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }
+#endif
+
+    creg pend[NPEND > 0 ? NPEND : 1][NC];
+#pragma unroll
+    for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+#pragma unroll
+        for (int e = 0; e < NC; ++e) pend[m][e] = creg(0);
+
+    const real* base = in + (long long)Gi * pitch_i + (long long)I * pitch_i + Gx + X0 - R;
+    areg af[NI][KCH][NA];
+#if IS_DOUBLE
+    typedef double2 vec2;
+#else
+    typedef float2 vec2;
+#endif
+    // Lane (g, t4) needs, per chunk c and group row h, the KQ adjacent strip columns
+    // 8*(g + 8h) + c*MMA_K + KQ*t4 ...; fragment element e = h + 2v holds column v.
+#define LOAD_A(j_, dst_)                                                                       \
+    {                                                                                          \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
+        _Pragma("unroll") for (int h_ = 0; h_ < (MMA_M == 16 ? 2 : 1); ++h_) {                 \
+            const real* p_ = row_ + (long long)(a_ - RI) * pitch_i + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4; \
+            if (KQ == 1 || !vec_loads) {                                                       \
+                _Pragma("unroll") for (int v_ = 0; v_ < KQ; ++v_)                              \
+                    dst_[a_][c_][h_ + 2 * v_] = to_a(__ldg(p_ + v_));                          \
+            } else {                                                                           \
+                _Pragma("unroll") for (int v_ = 0; v_ < KQ; v_ += 2) {                         \
+                    const vec2 w_ = __ldg(reinterpret_cast<const vec2*>(p_ + v_));             \
+                    dst_[a_][c_][h_ + 2 * v_] = to_a(w_.x);                                    \
+                    dst_[a_][c_][h_ + 2 * (v_ + 1)] = to_a(w_.y);                              \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+    // Apply every kernel row (p, a) of stream offset p to the fragments of this slice.
+#define CHAIN(p_, acc_)                                                                        \
+    {                                                                                          \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
+            if (ROW_ON(p_, a_)) {                                                              \
+                _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_) {                           \
+                    breg b_[NB];                                                               \
+                    BFRAG((p_) * NI + a_, c_, b_);                                             \
+                    mma(acc_, af[a_][c_], b_, acc_);                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#if PF > 0
+    areg an[PF][NI][KCH][NA];  // the next PF slices, in flight while this one is multiplied
+#pragma unroll
+    for (int p = 0; p < PF; ++p)
+        if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
+#endif
+    for (int j = S0 - RS; j < S1 + RS; ++j) {
+#if PF > 0
+#pragma unroll
+        for (int a = 0; a < NI; ++a)
+#pragma unroll
+            for (int c = 0; c < KCH; ++c)
+#pragma unroll
+                for (int e = 0; e < NA; ++e) {
+                    af[a][c][e] = an[0][a][c][e];
+#pragma unroll
+                    for (int p = 0; p + 1 < PF; ++p) an[p][a][c][e] = an[p + 1][a][c][e];
+                }
+        if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
+#else
+        LOAD_A(j, af);
+#endif
+        creg done[NC];
+#pragma unroll
+        for (int e = 0; e < NC; ++e) done[e] = NPEND > 0 ? pend[0][e] : creg(0);
+        CHAIN(NS - 1, done);
+#pragma unroll
+        for (int m = 1; m < NPEND; ++m) {
+            creg acc[NC];
+#pragma unroll
+            for (int e = 0; e < NC; ++e) acc[e] = pend[m][e];
+            CHAIN(NS - 1 - m, acc);
+#pragma unroll
+            for (int e = 0; e < NC; ++e) pend[m - 1][e] = acc[e];
+        }
+        if (NPEND > 0) {
+            creg acc[NC];
+#pragma unroll
+            for (int e = 0; e < NC; ++e) acc[e] = creg(0);
+            CHAIN(0, acc);
+#pragma unroll
+            for (int e = 0; e < NC; ++e) pend[NPEND > 0 ? NPEND - 1 : 0][e] = acc[e];
+        }
+        const int y = j - RS;
+        if (y >= S0 && y < S1) {
+            real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + X0;
+#pragma unroll
+            for (int e = 0; e < NC; e += 2) {
+                const int x = 8 * C_ROW(g, e) + C_COL(t4, e);
+                if (vec_stores && X0 + x + 1 < nx) {
+#if IS_DOUBLE
+                    *reinterpret_cast<double2*>(dst + x) = make_double2(done[e], done[e + 1]);
+#else
+                    *reinterpret_cast<float2*>(dst + x) = make_float2(done[e], done[e + 1]);
+#endif
+                } else {
+                    if (X0 + x < nx) dst[x] = done[e];
+                    if (X0 + x + 1 < nx) dst[x + 1] = done[e + 1];
+                }
+            }
+        }
+    }
+}

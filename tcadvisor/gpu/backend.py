@@ -1,0 +1,106 @@
+"""CuPy, imported only when a GPU command runs, and the compiled-kernel cache.
+
+Kernels are CUDA C++ files in ``kernels/`` compiled at run time by NVRTC through
+CuPy, specialised with ``-D`` constants.  Each (file, constants) pair is compiled
+once per process (and CuPy caches the binary on disk across processes).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..data import data_dir
+from ..errors import TcAdvisorError
+
+
+def cupy():
+    """The ``cupy`` module, or a one-line error saying how to get a usable GPU stack."""
+    try:
+        import cupy as cp
+    except ImportError:
+        raise TcAdvisorError(
+            "running kernels needs CuPy and an NVIDIA GPU; install with pip install 'tcadvisor[gpu]' "
+            "(cupy-cuda12x, or cupy-cuda13x for CUDA 13)"
+        ) from None
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - the CUDA runtime raises its own types
+        raise TcAdvisorError(f"CuPy is installed but no CUDA device is usable ({exc})") from None
+    if count < 1:
+        raise TcAdvisorError("CuPy is installed but no CUDA device is visible")
+    return cp
+
+
+def available() -> bool:
+    try:
+        cupy()
+        return True
+    except TcAdvisorError:
+        return False
+
+
+@lru_cache(maxsize=1)
+def device_info() -> dict:
+    cp = cupy()
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return {
+        "name": name,
+        "cc": (props["major"], props["minor"]),
+        "sms": props["multiProcessorCount"],
+        "smem_optin": props.get("sharedMemPerBlockOptin", props["sharedMemPerBlock"]),
+        "smem_per_sm": props.get("sharedMemPerMultiprocessor", 228 * 1024),
+        "regs_per_sm": props.get("regsPerMultiprocessor", 65536),
+    }
+
+
+@lru_cache(maxsize=None)
+def _source(name: str) -> str:
+    return (data_dir("kernels") / name).read_text()
+
+
+@lru_cache(maxsize=None)
+def module(filename: str, defines: tuple[tuple[str, object], ...]):
+    """Compile ``kernels/filename`` with ``-Dkey=value`` for each define (cached)."""
+    cp = cupy()
+    options = ("-std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
+    mod = cp.RawModule(code=_source(filename), options=options)
+    try:
+        mod.compile()
+    except Exception as exc:  # noqa: BLE001 - NVRTC errors carry the compiler log
+        raise RuntimeError(f"compiling kernels/{filename} with {options} failed:\n{exc}") from exc
+    return mod
+
+
+def blocks_per_sm(kernel, threads: int, smem: int) -> int:
+    """Resident blocks per multiprocessor for a compiled kernel (occupancy API, else an estimate)."""
+    cp = cupy()
+    try:
+        return max(1, cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, smem))
+    except Exception:  # noqa: BLE001 - fall back to registers and shared memory
+        info = device_info()
+        regs = max(1, kernel.num_regs) * ((threads + 31) // 32 * 32)
+        by_regs = info["regs_per_sm"] // regs
+        by_smem = info["smem_per_sm"] // smem if smem else 32
+        return max(1, min(by_regs, by_smem, 2048 // threads))
+
+
+def split_stream(extent: int, across: int, slots: int, fill: int) -> tuple[int, int]:
+    """How to cut the streamed axis into chunks, one block per (chunk, position across).
+
+    Every block streams ``per`` slices plus ``fill`` slices of pipeline start-up,
+    and blocks run in waves of ``slots`` (resident blocks on the whole GPU), so a
+    launch takes about ``waves × (per + fill)`` slice-times.  Rounding the number
+    of blocks to the GPU naively can add a nearly empty wave (twice the time), and
+    very short chunks pay the start-up again and again; this picks the split with
+    the smallest estimate.  Returns ``(chunks, per)``.
+    """
+    best = None
+    for waves in range(1, 9):
+        chunks = max(1, min(extent, (waves * slots) // max(across, 1)))
+        per = -(-extent // chunks)
+        chunks = -(-extent // per)
+        cost = -(-(across * chunks) // slots) * (per + fill)
+        if best is None or cost < best[0]:
+            best = (cost, chunks, per)
+    return best[1], best[2]

@@ -1,0 +1,242 @@
+"""The bundled dense Tensor Core kernel's transformation: banded kernel rows, 8 outputs per group.
+
+This is the ConvStencil family (flatten the fused kernel into a matrix product)
+in the form the bundled kernel ``kernels/tensor_cores.cu`` executes:
+
+* Outputs along x are cut into *groups* of 8 consecutive points (the n of the
+  MMA instruction).  Group q of a warp tile reads the input strip
+  ``x0 − R + 8q … x0 − R + 8q + n + 6`` of an input row (n = 2R+1).
+* Each non-empty kernel row (2D: row a; 3D: row a of plane p) becomes one
+  weight matrix ``B[k, c] = w[k − c]`` of shape K_pad × 8 (a band: every output
+  column c of the group sees the same n weights, shifted by c), with
+  K = n + 7 padded to a multiple of the instruction's k.
+* The Tensor Cores multiply M = 16 groups (m16n8k*) or 8 groups (m8n8k4) of
+  input strips by B and accumulate the kernel rows of one output row; the
+  kernel streams input rows and keeps the pending output rows in registers.
+
+α = nnz(B) / size(B) over the non-empty kernel rows, n/K_pad for a box row
+(7/16 for a 7×7 box on m16n8k8).  The same ``construct`` builds the matrices the
+kernel uploads (in fragment order, see :func:`fragments`), so the model's α
+and the kernel cannot disagree.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..mma import MmaShape
+from ..reference import radius_of
+from .base import Construction, pad_to
+
+GROUP = 8  # outputs per group = the instruction's n
+
+
+def rows_of(weights: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Non-empty kernel rows along x, with their leading index ((), (a,), or (p, a))."""
+    w = np.asarray(weights)
+    if w.ndim == 1:
+        return [((), w)]
+    lead = itertools.product(*(range(s) for s in w.shape[:-1]))
+    return [(idx, w[idx]) for idx in lead if np.any(w[idx])]
+
+
+def band(row: np.ndarray, k_pad: int) -> np.ndarray:
+    """``B[k, c] = row[k − c]``: column c of the group applies the row shifted by c."""
+    n = len(row)
+    mat = np.zeros((k_pad, GROUP), dtype=np.asarray(row).dtype)
+    for c in range(GROUP):
+        mat[c : c + n, c] = row
+    return mat
+
+
+def construct(weights: np.ndarray, shape: MmaShape) -> Construction:
+    """The banded weight matrices of every non-empty kernel row, padded to the MMA shape."""
+    if shape.n != GROUP:
+        raise ValueError(f"the row-band kernel needs an instruction with n = {GROUP}, got {shape}")
+    w = np.asarray(weights)
+    n = 2 * radius_of(w) + 1
+    k_pad = pad_to(n + GROUP - 1, shape.k)
+    rows = rows_of(w)
+    return Construction(
+        "rowband",
+        shape,
+        [band(row, k_pad) for _, row in rows],
+        details={"n_k": n, "R": radius_of(w), "K": n + GROUP - 1, "K_pad": k_pad, "chunks": k_pad // shape.k,
+                 "rows": [idx for idx, _ in rows], "groups_per_tile": shape.m, "tile_x": shape.m * GROUP},
+    )
+
+
+def count(mask: np.ndarray, shape: MmaShape) -> tuple[int, int]:
+    """(useful, executed) MACs of :func:`construct` without building the matrices."""
+    m = np.asarray(mask) != 0
+    n = m.shape[0]
+    per_row = m.reshape(-1, n).sum(axis=1)
+    per_row = per_row[per_row > 0]
+    k_pad = pad_to(n + GROUP - 1, shape.k)
+    return int(per_row.sum()) * GROUP, len(per_row) * k_pad * GROUP
+
+
+# --------------------------------------------------------------------------- fragment layouts
+# Per-lane element positions of the warp-level mma.sync operands (PTX ISA, "Matrix
+# fragments for mma"); g = lane // 4, t = lane % 4.  The CUDA kernel uses the same
+# formulas (kernels/tensor_cores.cu, A_ROW/A_COL/B_ROW/C_ROW/C_COL).
+
+
+def a_pos(shape: MmaShape, lane: int, i: int) -> tuple[int, int]:
+    """(row = group, k) of element i of lane's A fragment."""
+    g, t = divmod(lane, 4)
+    if shape.m == 8:
+        return g, t
+    return g + 8 * (i & 1), t + 4 * (i >> 1)
+
+
+def b_pos(shape: MmaShape, lane: int, j: int) -> tuple[int, int]:
+    """(k, column) of element j of lane's B fragment."""
+    g, t = divmod(lane, 4)
+    return t + 4 * j, g
+
+
+def c_pos(shape: MmaShape, lane: int, i: int) -> tuple[int, int]:
+    """(row = group, column) of element i of lane's C/D fragment."""
+    g, t = divmod(lane, 4)
+    if shape.m == 8:
+        return g, 2 * t + i
+    return g + 8 * (i >> 1), 2 * t + (i & 1)
+
+
+def strip_offset(shape: MmaShape, k: int) -> int:
+    """Strip column (within a K chunk) that feeds the instruction's k index ``k``.
+
+    Lane t of an m16n8k* fragment holds k = t, t+4, t+8, ...; mapping those to the
+    adjacent strip columns (k/4)·… lets every lane fetch its values of one group
+    row with a single 8- or 16-byte load.  B's rows are permuted the same way (see
+    :func:`fragments`), so the product is unchanged.  m8n8k4 holds one k per lane:
+    no permutation.
+    """
+    if shape.m == 8:
+        return k
+    per_lane = shape.k // 4
+    return per_lane * (k % 4) + k // 4
+
+
+def a_count(shape: MmaShape) -> int:
+    return shape.m * shape.k // 32
+
+
+def b_count(shape: MmaShape) -> int:
+    return shape.k * shape.n // 32
+
+
+def c_count(shape: MmaShape) -> int:
+    return shape.m * shape.n // 32
+
+
+def fragments(con: Construction, all_rows: list[tuple[int, ...]]) -> np.ndarray:
+    """The weight matrices in the order the kernel loads them: [row][chunk][lane][element].
+
+    ``all_rows`` lists every kernel row the kernel iterates (empty rows get zeros
+    and are skipped by the kernel at compile time, so they are never executed).
+    """
+    shape = con.shape
+    chunks = con.details["chunks"]
+    nb = b_count(shape)
+    out = np.zeros((len(all_rows), chunks, 32, nb), dtype=np.float64)
+    by_idx = dict(zip(con.details["rows"], con.operands))
+    for r_, idx in enumerate(all_rows):
+        mat = by_idx.get(idx)
+        if mat is None:
+            continue
+        for c, lane, j in itertools.product(range(chunks), range(32), range(nb)):
+            k, col = b_pos(shape, lane, j)
+            out[r_, c, lane, j] = mat[c * shape.k + strip_offset(shape, k), col]
+    return out
+
+
+# --------------------------------------------------------------------------- emulation
+
+
+def _mma(shape: MmaShape, a_frag: np.ndarray, b_frag: np.ndarray, c_frag: np.ndarray) -> np.ndarray:
+    """One warp-wide mma.sync from per-lane fragments, returning per-lane D fragments."""
+    A = np.zeros((shape.m, shape.k))
+    B = np.zeros((shape.k, shape.n))
+    C = np.zeros((shape.m, shape.n))
+    for lane in range(32):
+        for i in range(a_count(shape)):
+            A[a_pos(shape, lane, i)] = a_frag[lane, i]
+        for j in range(b_count(shape)):
+            B[b_pos(shape, lane, j)] = b_frag[lane, j]
+        for i in range(c_count(shape)):
+            C[c_pos(shape, lane, i)] = c_frag[lane, i]
+    D = A @ B + C
+    return np.array([[D[c_pos(shape, lane, i)] for i in range(c_count(shape))] for lane in range(32)])
+
+
+def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape) -> np.ndarray:
+    """One periodic step through the kernel's dataflow, lane by lane and MMA by MMA.
+
+    Mirrors ``kernels/tensor_cores.cu``: warp tiles of ``shape.m`` groups × 8
+    outputs along x; the outermost axis is streamed, pending output rows are kept
+    as accumulator fragments and shifted as each input slice arrives; A fragments
+    are gathered from the input with the kernel's index formulas; B fragments come
+    from :func:`fragments`.  Slow, for small test grids only.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    R = radius_of(w)
+    n = 2 * R + 1
+    dims = x.ndim
+    con = construct(w, shape)
+    chunks, k = con.details["chunks"], shape.k
+    # Kernel rows as (stream offset p, inner offset a); 1D has one row, 2D streams y, 3D streams z with inner y.
+    ns = 1 if dims == 1 else n
+    ni = n if dims == 3 else 1
+    all_rows = [(p, a) for p in range(ns) for a in range(ni)]
+    lead = {1: lambda p, a: (), 2: lambda p, a: (p,), 3: lambda p, a: (p, a)}[dims]
+    frag = fragments(con, [lead(p, a) for p, a in all_rows])
+    nonzero = {lead(p, a) for p, a in all_rows} & set(con.details["rows"])
+    # Periodic padding: R on every axis, plus enough on the right for the last tile's strips.
+    tile_x = shape.m * GROUP
+    width = x.shape[-1]
+    tiles = -(-width // tile_x)
+    extra = tiles * tile_x + con.details["K_pad"] - width
+    pad = [(R, R)] * (dims - 1) + [(R, R + extra)]
+    xp = np.pad(x, pad, mode="wrap")
+    # View every case as (stream, inner, x): 1D (1, 1, x), 2D (y, 1, x), 3D (z, y, x).
+    as3 = {1: lambda a: a[None, None, :], 2: lambda a: a[:, None, :], 3: lambda a: a}[dims]
+    x3 = as3(xp)
+    out = as3(np.zeros(x.shape)).copy()
+    n_s, n_i = out.shape[0], out.shape[1]
+    rs, ri = (R if dims >= 2 else 0), (R if dims == 3 else 0)
+    na, nc = a_count(shape), c_count(shape)
+    for tile, i_row in itertools.product(range(tiles), range(n_i)):
+        x0 = tile * tile_x
+        pend = [np.zeros((32, nc)) for _ in range(ns - 1)]
+        for j in range(-rs, n_s + rs):  # stream slices (padded coordinate j + rs)
+            # A fragments of every inner row of this slice
+            a_frags = np.zeros((ni, chunks, 32, na))
+            for a, c, lane, e in itertools.product(range(ni), range(chunks), range(32), range(na)):
+                q, kk = a_pos(shape, lane, e)
+                col = x0 - R + GROUP * q + c * k + strip_offset(shape, kk)
+                a_frags[a, c, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + R]
+            def chain(p, acc):
+                for a in range(ni):
+                    if lead(p, a) not in nonzero:
+                        continue
+                    r_ = all_rows.index((p, a))
+                    for c in range(chunks):
+                        acc = _mma(shape, a_frags[a, c], frag[r_, c], acc)
+                return acc
+            done = chain(ns - 1, pend[0] if ns > 1 else np.zeros((32, nc)))
+            new = [chain(ns - 1 - m, pend[m]) for m in range(1, ns - 1)]
+            if ns > 1:
+                new.append(chain(0, np.zeros((32, nc))))
+            pend = new
+            y = j - rs  # the slice whose output is now complete
+            if 0 <= y < n_s:
+                for lane, e in itertools.product(range(32), range(nc)):
+                    q, col = c_pos(shape, lane, e)
+                    xo = x0 + GROUP * q + col
+                    if xo < width:
+                        out[y, i_row, xo] = done[lane, e]
+    return out.reshape(x.shape)
