@@ -49,10 +49,22 @@ def variants(only):
     return out
 
 
+def variants_tc_loads():
+    """Vector vs scalar A loads and register caps (K_MINB) for the 2D Tensor Core kernel."""
+    out = []
+    for dtype, t, mma in (("float", 3, None), ("float", 2, None), ("float", 4, None), ("double", 3, None),
+                          ("double", 3, "m16n8k8"), ("double", 2, None)):
+        for vec in (True, False):
+            for mb in ((1, 4, 5) if dtype == "float" else (1, 3, 4)):
+                out.append(("Box-2D1R", dtype, "10240x10240", "tensor_core", t, mma,
+                            {"vector_loads": vec, "min_blocks": mb}))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "tc"])
+    ap.add_argument("--only", choices=["cc", "tc", "tc-loads"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
@@ -63,7 +75,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     small = {2: "61x203", 3: "9x11x77"}
-    for name, dtype, grid, unit, t, mma, opts in variants(args.only):
+    chosen = variants_tc_loads() if args.only == "tc-loads" else variants(args.only)
+    for name, dtype, grid, unit, t, mma, opts in chosen:
         st = parse_stencil(name)
         try:
             chk = run(st, dtype, unit, fuse=t, grid=small[st.dims], steps=2 * t + 1, seed=5, mma=mma,

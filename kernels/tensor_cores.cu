@@ -15,7 +15,9 @@
 // (kernel extent along the stream axis: 1 in 1D), K_NI (inner kernel extent: K_NS
 // in 3D, else 1), K_KCH (K_pad / MMA_K), K_ROWMASK (bit p*NI+a set when kernel
 // row (p, a) is non-empty), K_WX, K_WI (warps per block along x and along the
-// inner axis), K_BREGS (1: weight fragments held in registers), K_PF (slices of A
+// inner axis), K_PERM (1: a lane's k values come from adjacent strip columns,
+// loaded as vectors -- FP64; 0: natural order, single loads -- TF32), K_BREGS (1:
+// weight fragments held in registers), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
 // per SM the register allocation must allow).
 
@@ -32,6 +34,7 @@
 #define B_IN_REGS K_BREGS
 #define PF K_PF
 #define MINB K_MINB
+#define PERM K_PERM
 
 #if IS_DOUBLE
 typedef double real;
@@ -70,9 +73,12 @@ typedef float creg;
 // k values held per lane and group row: they map to adjacent strip columns
 // (rowband.strip_offset), so each is one vector load.
 #define KQ (MMA_M == 16 ? MMA_K / 4 : 1)
-// Vector loads need the strip origin (interior column -R) on an even column, vector
-// stores the interior itself; the host passes both facts in `align` (bit 0: loads,
-// bit 1: stores), since a field shared by kernels of different R cannot satisfy all.
+// Empty strip columns in front for odd R (rowband.lead_of): the strip then starts on
+// an even column when the interior does.
+#define LEAD (R % 2)
+// Vector loads need the strip origin (interior column -R-LEAD) on an even column,
+// vector stores the interior itself; the host checks both (bit 0: loads, bit 1:
+// stores of `align`) for the field it passes, whose Gx may serve several kernels.
 
 __device__ __forceinline__ areg to_a(real v) {
 #if IS_DOUBLE
@@ -161,7 +167,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
 #pragma unroll
         for (int e = 0; e < NC; ++e) pend[m][e] = creg(0);
 
-    const real* base = in + (long long)Gi * pitch_i + (long long)I * pitch_i + Gx + X0 - R;
+    const real* base = in + (long long)Gi * pitch_i + (long long)I * pitch_i + Gx + X0 - R - LEAD;
     areg af[NI][KCH][NA];
 #if IS_DOUBLE
     typedef double2 vec2;
@@ -170,6 +176,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
 #endif
     // Lane (g, t4) needs, per chunk c and group row h, the KQ adjacent strip columns
     // 8*(g + 8h) + c*MMA_K + KQ*t4 ...; fragment element e = h + 2v holds column v.
+#if PERM
 #define LOAD_A(j_, dst_)                                                                       \
     {                                                                                          \
         const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
@@ -189,6 +196,19 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
             }                                                                                  \
         }                                                                                      \
     }
+#else
+    // Natural order: element e of the lane is strip column 8*A_ROW + A_COL; for 4-byte
+    // data the 4 lanes of a group read 16 contiguous bytes per instruction.
+#define LOAD_A(j_, dst_)                                                                       \
+    {                                                                                          \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
+        _Pragma("unroll") for (int e_ = 0; e_ < NA; ++e_)                                      \
+            dst_[a_][c_][e_] = to_a(__ldg(row_ + (long long)(a_ - RI) * pitch_i + c_ * MMA_K   \
+                                          + 8 * A_ROW(g, e_) + A_COL(t4, e_)));                \
+    }
+#endif
 
     // Apply every kernel row (p, a) of stream offset p to the fragments of this slice.
 #define CHAIN(p_, acc_)                                                                        \

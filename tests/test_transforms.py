@@ -199,6 +199,16 @@ def test_rowband_alpha_of_a_box_row(shape, n, expected):
     assert len(con.operands) == n
 
 
+@pytest.mark.parametrize("R", range(1, 16, 2))
+@pytest.mark.parametrize("k", [4, 8, 16])
+def test_rowband_lead_column_costs_nothing(R, k):
+    """For odd R the strip starts one column early (alignment); K_pad, hence α, is unchanged."""
+    n = 2 * R + 1
+    con = rowband.construct(np.ones((n, n)), MmaShape(16, 8, k))
+    assert con.details["lead"] == 1
+    assert con.details["K_pad"] == -(-(n + 7) // k) * k
+
+
 def test_rowband_band_structure():
     row = np.arange(1.0, 6.0)
     mat = rowband.band(row, 16)
@@ -243,20 +253,21 @@ def test_fragments_hold_the_constructed_operands():
 
 
 ROWBAND_CASES = [
-    (Stencil.box(2, 1), 1, "m16n8k8", (5, 130)), (Stencil.box(2, 1), 3, "m16n8k8", (9, 70)),
-    (Stencil.box(2, 1), 3, "m8n8k4", (6, 70)), (Stencil.star(2, 2), 1, "m16n8k4", (6, 40)),
-    (Stencil.box(1, 2), 2, "m16n8k16", (150,)), (Stencil.star(3, 1), 1, "m16n8k8", (4, 5, 20)),
-    (Stencil.box(3, 1), 1, "m8n8k4", (3, 4, 9)), (Stencil.box(2, 2), 2, "m16n8k8", (7, 33)),
+    (Stencil.box(2, 1), 1, "m16n8k8", (5, 130), True), (Stencil.box(2, 1), 3, "m16n8k8", (9, 70), True),
+    (Stencil.box(2, 1), 3, "m8n8k4", (6, 70), True), (Stencil.star(2, 2), 1, "m16n8k4", (6, 40), True),
+    (Stencil.box(1, 2), 2, "m16n8k16", (150,), True), (Stencil.star(3, 1), 1, "m16n8k8", (4, 5, 20), True),
+    (Stencil.box(3, 1), 1, "m8n8k4", (3, 4, 9), True), (Stencil.box(2, 2), 2, "m16n8k8", (7, 33), True),
+    (Stencil.box(2, 1), 3, "m16n8k8", (5, 61), False), (Stencil.star(3, 1), 2, "m16n8k4", (3, 6, 19), False),
 ]
 
 
-@pytest.mark.parametrize("stencil, fuse, shape, size", ROWBAND_CASES)
-def test_rowband_kernel_emulation_reproduces_stencil(stencil, fuse, shape, size):
+@pytest.mark.parametrize("stencil, fuse, shape, size, permuted", ROWBAND_CASES)
+def test_rowband_kernel_emulation_reproduces_stencil(stencil, fuse, shape, size, permuted):
     """Lane-by-lane, MMA-by-MMA emulation of kernels/tensor_cores.cu on the uploaded fragments."""
     rng = np.random.default_rng(abs(hash((stencil.name, fuse, shape))) % 2**32)
     w = fused_weights(random_weights(stencil.mask(), rng), fuse)
     x = rng.standard_normal(size)
-    got = rowband.emulate(x, w, MmaShape.parse(shape))
+    got = rowband.emulate(x, w, MmaShape.parse(shape), permuted)
     ref = apply_periodic(x, w)
     assert np.max(np.abs(got - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
 

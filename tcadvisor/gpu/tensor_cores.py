@@ -60,7 +60,8 @@ class TensorCoreKernel:
     unit = "tensor_core"
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, weights: np.ndarray, shape: MmaShape | None = None,
-                 bregs: bool | None = None, prefetch: int | None = None, warps: int = 4, min_blocks: int = 1):
+                 bregs: bool | None = None, prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
+                 vector_loads: bool = True):
         if dtype not in ("double", "float"):
             raise TcAdvisorError(f"the bundled Tensor Core kernel runs double (FP64) or float (TF32), not {dtype}")
         self.stencil, self.fuse, self.dtype = stencil, fuse, dtype
@@ -77,7 +78,10 @@ class TensorCoreKernel:
         if self.shape.m == 16 and self.precision == "fp64" and device_info()["cc"][0] < 9:
             raise TcAdvisorError(f"FP64 {self.shape} needs compute capability 9.0 (Hopper); use m8n8k4")
         self.fused = fused_weights(weights, fuse)
-        self.construction = rowband.construct(self.fused, self.shape)
+        # FP64 lanes load their k values as 16-byte vectors (permuted k order); TF32 lanes
+        # load single words in the natural order, which measured faster (tuning.csv).
+        self.permuted = self.precision == "fp64"
+        self.construction = rowband.construct(self.fused, self.shape, self.permuted)
         d = stencil.dims
         n = 2 * self.R + 1
         self.ns = 1 if d == 1 else n
@@ -101,8 +105,10 @@ class TensorCoreKernel:
         defines = (("K_DOUBLE", int(self.precision == "fp64")), ("K_MMA_M", self.shape.m), ("K_MMA_K", self.shape.k),
                    ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni), ("K_KCH", self.kch),
                    ("K_ROWMASK", f"{self.rowmask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
-                   ("K_BREGS", int(self.bregs)), ("K_PF", self.prefetch), ("K_MINB", int(min_blocks)))
+                   ("K_BREGS", int(self.bregs)), ("K_PF", self.prefetch), ("K_MINB", int(min_blocks)),
+                   ("K_PERM", int(self.permuted)))
         self.defines_minb = int(min_blocks)
+        self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", defines).get_function("tc_stream")
         self.tile_x = self.shape.m * 8
         self.threads = 32 * self.wx * self.wi
@@ -114,7 +120,7 @@ class TensorCoreKernel:
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
         nz, ny, nx = shape3
-        gx = _round_up(self.R, 2)  # even: vector stores; loads are vector when Gx - R is even too
+        gx = _round_up(self.R, 2)  # = R + lead: even, so loads (from -R-lead) and stores are both vectors
         tiles = math.ceil(nx / self.tile_x)
         pitch = _round_up(gx + tiles * self.tile_x + self.construction.details["K_pad"] + 8, 32)
         d = self.stencil.dims
@@ -141,7 +147,8 @@ class TensorCoreKernel:
         grid, per = self._launch_shape(fin.nx, ni, ns)
         i32 = np.int32
         gx = fin.geometry.gx
-        align = int((gx - self.R) % 2 == 0) | (int(gx % 2 == 0) << 1)
+        lead = self.construction.details["lead"]
+        align = int(self.vector_loads and (gx - self.R - lead) % 2 == 0) | (int(gx % 2 == 0) << 1)
         self.kernel(grid, (self.threads,), (fin.data, fout.data, self.wfrag, i32(fin.nx), i32(ni), i32(ns),
                                              np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs),
                                              i32(per), i32(align)))

@@ -41,29 +41,47 @@ def rows_of(weights: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
     return [(idx, w[idx]) for idx in lead if np.any(w[idx])]
 
 
-def band(row: np.ndarray, k_pad: int) -> np.ndarray:
-    """``B[k, c] = row[k − c]``: column c of the group applies the row shifted by c."""
+def band(row: np.ndarray, k_pad: int, lead: int = 0) -> np.ndarray:
+    """``B[k, c] = row[k − lead − c]``: column c of the group applies the row shifted by c."""
     n = len(row)
     mat = np.zeros((k_pad, GROUP), dtype=np.asarray(row).dtype)
     for c in range(GROUP):
-        mat[c : c + n, c] = row
+        mat[lead + c : lead + c + n, c] = row
     return mat
 
 
-def construct(weights: np.ndarray, shape: MmaShape) -> Construction:
-    """The banded weight matrices of every non-empty kernel row, padded to the MMA shape."""
+def lead_of(R: int) -> int:
+    """Empty columns in front of the strip: 1 for odd R, so the strip starts on an even column.
+
+    The kernel loads a lane's adjacent strip columns as one vector and stores output
+    pairs as one vector; both need even columns, and with the interior at an even
+    offset only an even R allows both.  For odd R the strip starts one column
+    earlier: n + 7 = 2R + 8 is then never a multiple of 4, so K_pad (and α) do not
+    change.
+    """
+    return R % 2
+
+
+def construct(weights: np.ndarray, shape: MmaShape, permuted: bool = True) -> Construction:
+    """The banded weight matrices of every non-empty kernel row, padded to the MMA shape.
+
+    ``permuted`` records how the kernel feeds the instruction's k index from the
+    strip (:func:`strip_offset`); it changes the upload order, not the matrices.
+    """
     if shape.n != GROUP:
         raise ValueError(f"the row-band kernel needs an instruction with n = {GROUP}, got {shape}")
     w = np.asarray(weights)
-    n = 2 * radius_of(w) + 1
-    k_pad = pad_to(n + GROUP - 1, shape.k)
+    R = radius_of(w)
+    n, lead = 2 * R + 1, lead_of(R)
+    k_pad = pad_to(n + GROUP - 1 + lead, shape.k)
     rows = rows_of(w)
     return Construction(
         "rowband",
         shape,
-        [band(row, k_pad) for _, row in rows],
-        details={"n_k": n, "R": radius_of(w), "K": n + GROUP - 1, "K_pad": k_pad, "chunks": k_pad // shape.k,
-                 "rows": [idx for idx, _ in rows], "groups_per_tile": shape.m, "tile_x": shape.m * GROUP},
+        [band(row, k_pad, lead) for _, row in rows],
+        details={"n_k": n, "R": R, "lead": lead, "K": n + GROUP - 1 + lead, "K_pad": k_pad,
+                 "chunks": k_pad // shape.k, "rows": [idx for idx, _ in rows], "groups_per_tile": shape.m,
+                 "tile_x": shape.m * GROUP, "permuted": permuted},
     )
 
 
@@ -73,7 +91,7 @@ def count(mask: np.ndarray, shape: MmaShape) -> tuple[int, int]:
     n = m.shape[0]
     per_row = m.reshape(-1, n).sum(axis=1)
     per_row = per_row[per_row > 0]
-    k_pad = pad_to(n + GROUP - 1, shape.k)
+    k_pad = pad_to(n + GROUP - 1 + lead_of((n - 1) // 2), shape.k)
     return int(per_row.sum()) * GROUP, len(per_row) * k_pad * GROUP
 
 
@@ -105,16 +123,17 @@ def c_pos(shape: MmaShape, lane: int, i: int) -> tuple[int, int]:
     return g + 8 * (i >> 1), 2 * t + (i & 1)
 
 
-def strip_offset(shape: MmaShape, k: int) -> int:
+def strip_offset(shape: MmaShape, k: int, permuted: bool = True) -> int:
     """Strip column (within a K chunk) that feeds the instruction's k index ``k``.
 
     Lane t of an m16n8k* fragment holds k = t, t+4, t+8, ...; mapping those to the
     adjacent strip columns (k/4)·… lets every lane fetch its values of one group
-    row with a single 8- or 16-byte load.  B's rows are permuted the same way (see
-    :func:`fragments`), so the product is unchanged.  m8n8k4 holds one k per lane:
-    no permutation.
+    row with a single 16-byte load (FP64).  B's rows are permuted the same way (see
+    :func:`fragments`), so the product is unchanged.  m8n8k4 holds one k per lane,
+    and the TF32 kernel loads single words (4 lanes read 16 contiguous bytes): no
+    permutation there.
     """
-    if shape.m == 8:
+    if shape.m == 8 or not permuted:
         return k
     per_lane = shape.k // 4
     return per_lane * (k % 4) + k // 4
@@ -149,7 +168,7 @@ def fragments(con: Construction, all_rows: list[tuple[int, ...]]) -> np.ndarray:
             continue
         for c, lane, j in itertools.product(range(chunks), range(32), range(nb)):
             k, col = b_pos(shape, lane, j)
-            out[r_, c, lane, j] = mat[c * shape.k + strip_offset(shape, k), col]
+            out[r_, c, lane, j] = mat[c * shape.k + strip_offset(shape, k, con.details["permuted"]), col]
     return out
 
 
@@ -172,7 +191,7 @@ def _mma(shape: MmaShape, a_frag: np.ndarray, b_frag: np.ndarray, c_frag: np.nda
     return np.array([[D[c_pos(shape, lane, i)] for i in range(c_count(shape))] for lane in range(32)])
 
 
-def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape) -> np.ndarray:
+def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, permuted: bool = True) -> np.ndarray:
     """One periodic step through the kernel's dataflow, lane by lane and MMA by MMA.
 
     Mirrors ``kernels/tensor_cores.cu``: warp tiles of ``shape.m`` groups × 8
@@ -186,21 +205,22 @@ def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape) -> np.ndarray:
     R = radius_of(w)
     n = 2 * R + 1
     dims = x.ndim
-    con = construct(w, shape)
+    con = construct(w, shape, permuted)
     chunks, k = con.details["chunks"], shape.k
     # Kernel rows as (stream offset p, inner offset a); 1D has one row, 2D streams y, 3D streams z with inner y.
     ns = 1 if dims == 1 else n
     ni = n if dims == 3 else 1
     all_rows = [(p, a) for p in range(ns) for a in range(ni)]
-    lead = {1: lambda p, a: (), 2: lambda p, a: (p,), 3: lambda p, a: (p, a)}[dims]
-    frag = fragments(con, [lead(p, a) for p, a in all_rows])
-    nonzero = {lead(p, a) for p, a in all_rows} & set(con.details["rows"])
+    row_key = {1: lambda p, a: (), 2: lambda p, a: (p,), 3: lambda p, a: (p, a)}[dims]
+    frag = fragments(con, [row_key(p, a) for p, a in all_rows])
+    nonzero = {row_key(p, a) for p, a in all_rows} & set(con.details["rows"])
     # Periodic padding: R on every axis, plus enough on the right for the last tile's strips.
     tile_x = shape.m * GROUP
     width = x.shape[-1]
     tiles = -(-width // tile_x)
+    shift = con.details["lead"]
     extra = tiles * tile_x + con.details["K_pad"] - width
-    pad = [(R, R)] * (dims - 1) + [(R, R + extra)]
+    pad = [(R, R)] * (dims - 1) + [(R + shift, R + extra)]
     xp = np.pad(x, pad, mode="wrap")
     # View every case as (stream, inner, x): 1D (1, 1, x), 2D (y, 1, x), 3D (z, y, x).
     as3 = {1: lambda a: a[None, None, :], 2: lambda a: a[:, None, :], 3: lambda a: a}[dims]
@@ -217,11 +237,11 @@ def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape) -> np.ndarray:
             a_frags = np.zeros((ni, chunks, 32, na))
             for a, c, lane, e in itertools.product(range(ni), range(chunks), range(32), range(na)):
                 q, kk = a_pos(shape, lane, e)
-                col = x0 - R + GROUP * q + c * k + strip_offset(shape, kk)
-                a_frags[a, c, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + R]
+                col = x0 - R - shift + GROUP * q + c * k + strip_offset(shape, kk, permuted)
+                a_frags[a, c, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + R + shift]
             def chain(p, acc):
                 for a in range(ni):
-                    if lead(p, a) not in nonzero:
+                    if row_key(p, a) not in nonzero:
                         continue
                     r_ = all_rows.index((p, a))
                     for c in range(chunks):
