@@ -94,3 +94,14 @@ def test_custom_stencil_file(run_cli, tmp_path):
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["points"] == 4 and d["fused_points"] == 25
+
+
+def test_run_without_a_gpu_is_a_clean_error(run_cli):
+    """On a machine without CuPy or a GPU, 'run' says what is missing in one line (exit 2)."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here")
+    r = run_cli("run", "Box-2D1R", "--fuse", "3", "--unit", "tensor_core", "--grid", "64x64")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "CuPy" in r.stderr and len(r.stderr.strip().splitlines()) == 1
