@@ -120,7 +120,7 @@ def cmd_explain(args) -> int:
 
 def cmd_gpus(args) -> int:
     from .hardware import PRECISIONS, UNITS, catalog
-    from .report import _table, fnum
+    from .report import text_table, fnum
 
     specs = sorted(catalog().values(), key=lambda s: (not s.default, s.vendor != "NVIDIA", s.key))
     if args.json:
@@ -138,7 +138,7 @@ def cmd_gpus(args) -> int:
         row = [s.key + (" *" if s.default else ""), ",".join(s.aliases[:3]), fnum(s.bandwidth.value / 1e9)]
         row += [fnum(s.peak(u, p) / 1e12) if s.has(u, p) else "–" for u, p in cols]
         rows.append(row)
-    print("\n".join(_table(headers, rows, "llrrrrrrrr")))
+    print("\n".join(text_table(headers, rows, "llrrrrrrrr")))
     print("\nPeaks in TFLOP/s (sparse: the vendor's dense-equivalent 'with sparsity' rate); * = embedded default.")
     print(f"Precisions a spec may list: {', '.join(PRECISIONS)}. Every number's source is in its YAML file.")
     return 0
@@ -146,7 +146,7 @@ def cmd_gpus(args) -> int:
 
 def cmd_impls(args) -> int:
     from .impls import DEFAULT_IMPLS, catalog
-    from .report import _table, falpha
+    from .report import text_table, falpha
 
     profs = sorted(catalog().values(), key=lambda p: (["cuda_core", "tensor_core", "sparse_tensor_core"].index(p.unit), p.name))
     if args.json:
@@ -165,7 +165,7 @@ def cmd_impls(args) -> int:
         a_con = p.alpha.construction if p.alpha and p.alpha.construction else "–"
         name = p.name + (" *" if DEFAULT_IMPLS[p.unit] == p.name else "")
         rows.append([name, p.unit, p.fusion, precs, a_paper if p.alpha else "1", a_con if p.alpha else "–"])
-    print("\n".join(_table(["impl", "unit", "fusion", "precisions", "α paper", "α construction"], rows, "llllll")))
+    print("\n".join(text_table(["impl", "unit", "fusion", "precisions", "α paper", "α construction"], rows, "llllll")))
     print("\n* = the default for its unit. References and how each α is obtained:")
     for p in profs:
         print(f"  {p.name}: {p.reference}")

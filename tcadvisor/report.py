@@ -32,7 +32,7 @@ def falpha(a: Fraction) -> str:
     return short if Fraction(short) == a else f"{a} ≈ {approx:.3f}"
 
 
-def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
+def text_table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
     full = [r for r in rows if len(r) == len(headers)]
     widths = [max([len(h)] + [len(r[i]) for r in full]) for i, h in enumerate(headers)]
     def line(cells):
@@ -80,7 +80,7 @@ def format_advice(adv: Advice) -> str:
         "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s", "speedup", "scenario"]
     align = "lll" + ("r" if show_fuse else "") + "rrrrrrlrrr"
     rows = [option_row(o, show_fuse) for o in adv.options]
-    lines = [head, ""] + _table(headers, rows, align) + [""]
+    lines = [head, ""] + text_table(headers, rows, align) + [""]
     lines.append("FLOP/pt counts what the unit executes per output point and sweep (padding and fusion redundancy "
                  "included); GStencils/s counts useful point updates, every time step included; speedup is over "
                  "CUDA cores at the same t.")

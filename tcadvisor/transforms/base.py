@@ -1,6 +1,7 @@
 """What every transformation returns: operands, and α counted from them."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -40,3 +41,17 @@ class Construction:
 
 def pad_to(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
+
+
+def kernel_lines(weights: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Non-empty 1D lines of a kernel along its last axis (x), with their leading index.
+
+    ``()`` for a 1D kernel, ``(a,)`` for row a of a 2D kernel, ``(p, a)`` for row a of
+    plane p in 3D.  Decomposing transformations (SPIDER, the bundled row band) turn
+    each line into one matrix and skip the empty ones.
+    """
+    w = np.asarray(weights)
+    if w.ndim == 1:
+        return [((), w)]
+    lead = itertools.product(*(range(s) for s in w.shape[:-1]))
+    return [(idx, w[idx]) for idx in lead if np.any(w[idx])]

@@ -27,18 +27,9 @@ import numpy as np
 
 from ..mma import MmaShape
 from ..reference import radius_of
-from .base import Construction, pad_to
+from .base import Construction, kernel_lines, pad_to
 
 GROUP = 8  # outputs per group = the instruction's n
-
-
-def rows_of(weights: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
-    """Non-empty kernel rows along x, with their leading index ((), (a,), or (p, a))."""
-    w = np.asarray(weights)
-    if w.ndim == 1:
-        return [((), w)]
-    lead = itertools.product(*(range(s) for s in w.shape[:-1]))
-    return [(idx, w[idx]) for idx in lead if np.any(w[idx])]
 
 
 def band(row: np.ndarray, k_pad: int, lead: int = 0) -> np.ndarray:
@@ -74,7 +65,7 @@ def construct(weights: np.ndarray, shape: MmaShape, permuted: bool = True) -> Co
     R = radius_of(w)
     n, lead = 2 * R + 1, lead_of(R)
     k_pad = pad_to(n + GROUP - 1 + lead, shape.k)
-    rows = rows_of(w)
+    rows = kernel_lines(w)
     return Construction(
         "rowband",
         shape,

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..mma import MmaShape
 from ..reference import radius_of
-from .base import Construction, pad_to
+from .base import Construction, kernel_lines, pad_to
 
 
 def default_L(R: int, shape: MmaShape) -> int:
@@ -93,15 +93,6 @@ def decompress(values: np.ndarray, meta: np.ndarray, keep: int, group: int) -> n
     return out
 
 
-def lines_of(weights: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
-    """Non-empty 1D lines of the kernel along its last axis, with their leading index."""
-    w = np.asarray(weights)
-    if w.ndim == 1:
-        return [((), w)]
-    lead = itertools.product(*(range(s) for s in w.shape[:-1]))
-    return [(idx, w[idx]) for idx in lead if np.any(w[idx])]
-
-
 def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
               keep: int = 2, group: int = 4) -> Construction:
     """Banded, swapped and padded line matrices of every non-empty kernel line.
@@ -117,7 +108,7 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
     k_pad = pad_to(2 * L, shape.k)
     src = swap_permutation(L, k_pad)
     operands, lines = [], []
-    for idx, line in lines_of(w):
+    for idx, line in kernel_lines(w):
         mat = banded(line, L, k_pad)[:, src]
         if not check_structure(mat != 0, keep, group):
             raise AssertionError(f"strided swap failed to give {keep}:{group} sparsity (R={R}, L={L})")
