@@ -20,7 +20,6 @@ import datetime
 import math
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -123,7 +122,6 @@ def main():
             runs += [("tensor_core", 3, m) for m in ("m16n8k8", "m16n8k4", "m8n8k4")]
         for unit, t, mma in runs:
             try:
-                t0 = time.time()
                 res = run(stencil, dtype, unit, fuse=t, grid=grid, steps=t * args.sweeps, seed=1, gpu=None,
                           mma=mma, repeats=args.repeats)
             except TcAdvisorError as exc:
@@ -139,7 +137,6 @@ def main():
                  "alpha": float(res.alpha) if res.alpha is not None else "", "kernel": res.kernel})
             del res
             cp.get_default_memory_pool().free_all_blocks()
-            _ = t0
         # baselines: one step per call
         steps = 8
         w = default_weights(stencil, 1)

@@ -15,6 +15,9 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--gpu", help="GPU spec for the model's bound (default: the detected GPU's spec)")
     p.add_argument("--mma", help="MMA shape for the Tensor Core kernel (default: m16n8k8 on Hopper, m8n8k4 on Ampere for FP64)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights and input")
+    p.add_argument("--weights", help="weights of the base stencil: a .npy file or a text file (whitespace-"
+                                     "separated, one kernel row per line; 3D: planes separated by blank lines); "
+                                     "default: random positive weights summing to 1")
     p.add_argument("--repeats", type=int, default=1, help="timed repetitions (median reported)")
     p.add_argument("--no-check", action="store_true", help="skip the float64 reference check")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -36,14 +39,35 @@ def cmd_run(args) -> int:
         raise TcAdvisorError(f"--unit {args.unit!r}: the bundled kernels run on {' or '.join(runner.UNITS)}")
     if args.repeats < 1:
         raise TcAdvisorError(f"--repeats {args.repeats}: expected at least 1")
+    weights = load_weights(args.weights, stencil) if args.weights else None
     res = runner.run(stencil, dtype, args.unit, fuse=args.fuse, grid=args.grid or DEFAULT_GRID[stencil.dims],
-                     steps=args.steps, seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma,
-                     repeats=args.repeats)
+                     steps=args.steps, weights=weights, seed=args.seed, check=not args.no_check, gpu=args.gpu,
+                     mma=args.mma, repeats=args.repeats)
     if args.json:
         print(json.dumps(result_dict(res), indent=2))
     else:
         print(format_result(res))
     return 0 if res.passed in (True, None) else 1
+
+
+def load_weights(path: str, stencil):
+    """Weights from a .npy file or text (rows of numbers; blank lines between the planes of a 3D kernel)."""
+    import numpy as np
+
+    from ..errors import TcAdvisorError
+
+    try:
+        if path.endswith(".npy"):
+            w = np.load(path)
+        else:
+            blocks = [b for b in open(path).read().split("\n\n") if b.strip()]
+            planes = [np.array([[float(v) for v in line.split()] for line in b.strip().splitlines()]) for b in blocks]
+            w = np.stack(planes) if stencil.dims == 3 else planes[0]
+            if stencil.dims == 1:
+                w = w.reshape(-1)
+    except (OSError, ValueError) as exc:
+        raise TcAdvisorError(f"weights file {path!r} cannot be read as numbers ({str(exc).splitlines()[0]})") from None
+    return w
 
 
 def result_dict(res) -> dict:

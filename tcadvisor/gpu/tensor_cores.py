@@ -107,7 +107,7 @@ class TensorCoreKernel:
                    ("K_ROWMASK", f"{self.rowmask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
                    ("K_BREGS", int(self.bregs)), ("K_PF", self.prefetch), ("K_MINB", int(min_blocks)),
                    ("K_PERM", int(self.permuted)))
-        self.defines_minb = int(min_blocks)
+        self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", defines).get_function("tc_stream")
         self.tile_x = self.shape.m * 8
@@ -167,5 +167,5 @@ class TensorCoreKernel:
         return (f"{self.shape} {self.precision.upper()}, α = {self.alpha} ({float(self.alpha):.3f}), "
                 f"{self.kch} K-chunk(s) x {self.nonzero_rows} kernel rows, {self.wx * self.wi} warps/block, "
                 f"weights in {'registers' if self.bregs else 'L1'}, prefetch {self.prefetch}, "
-                f"min {self.defines_minb} blocks/SM, "
+                f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")

@@ -8,7 +8,9 @@ column and completes one row per iteration; outputs of step T are written only
 inside the strip's valid range.  This function follows the kernel iteration by
 iteration (all threads of a block at once, as vectors), so the CPU tests check
 the kernel's indexing — row skew, parity, halo shrinkage, pending-sum rotation —
-against a direct stencil before any GPU runs it.
+against a direct stencil before any GPU runs it.  (The kernel writes each finished
+row one iteration later, through shared memory, to coalesce the stores; that
+changes when, not what, is written, and is not mirrored here.)
 """
 from __future__ import annotations
 

@@ -1,0 +1,62 @@
+"""Host-side logic of the GPU runner that needs no GPU: grids, weights, launch splitting, tolerances."""
+import numpy as np
+import pytest
+
+from tcadvisor.errors import TcAdvisorError
+from tcadvisor.gpu.backend import split_stream
+from tcadvisor.gpu.commands import load_weights
+from tcadvisor.gpu.runner import check_weights, default_weights, parse_grid
+from tcadvisor.stencil import Stencil
+
+
+def test_parse_grid():
+    assert parse_grid("10240x10240", 2) == (10240, 10240)
+    assert parse_grid("7×9×70", 3) == (7, 9, 70)
+    assert parse_grid((5,), 1) == (5,)
+    for bad, needle in (("0x3", "at least 1"), ("3", "2D"), ("axb", "NxM"), ("70000x70000", "2^31")):
+        with pytest.raises(TcAdvisorError, match=needle.replace("^", r"\^")):
+            parse_grid(bad, 2)
+
+
+def test_default_weights_cover_the_support_and_sum_to_one():
+    for st in (Stencil.box(2, 1), Stencil.star(3, 2), Stencil.box(1, 4)):
+        w = default_weights(st, seed=3)
+        assert np.array_equal(w != 0, st.mask()) and np.isclose(w.sum(), 1.0) and np.all(w >= 0)
+        assert not np.array_equal(w, default_weights(st, seed=4))
+
+
+def test_check_weights_rejects_what_the_kernels_cannot_run():
+    st = Stencil.star(2, 1)
+    with pytest.raises(TcAdvisorError, match="outside the support"):
+        check_weights(st, np.ones((3, 3)))
+    with pytest.raises(TcAdvisorError, match="do not fit"):
+        check_weights(st, np.ones((5, 5)))
+    with pytest.raises(TcAdvisorError, match="finite"):
+        check_weights(Stencil.box(2, 1), np.full((3, 3), np.nan))
+
+
+def test_weights_files(tmp_path):
+    st = Stencil.box(3, 1)
+    w = np.arange(27.0).reshape(3, 3, 3) + 1
+    text = "\n\n".join("\n".join(" ".join(str(v) for v in row) for row in plane) for plane in w)
+    (tmp_path / "w.txt").write_text(text)
+    assert np.array_equal(check_weights(st, load_weights(str(tmp_path / "w.txt"), st)), w)
+    np.save(tmp_path / "w.npy", w)
+    assert np.array_equal(load_weights(str(tmp_path / "w.npy"), st), w)
+    (tmp_path / "bad.txt").write_text("1 2 x\n")
+    with pytest.raises(TcAdvisorError, match="cannot be read"):
+        load_weights(str(tmp_path / "bad.txt"), st)
+
+
+@pytest.mark.parametrize("extent, across, slots, fill", [(10240, 41, 396, 11), (10240, 42, 264, 11),
+                                                         (512, 1024, 264, 3), (7, 5, 264, 20), (1, 1, 132, 4)])
+def test_split_stream_covers_the_axis_in_whole_waves(extent, across, slots, fill):
+    chunks, per = split_stream(extent, across, slots, fill)
+    assert chunks * per >= extent > (chunks - 1) * per  # every slice, no empty chunk
+    waves = -(-(across * chunks) // slots)
+    cost = waves * (per + fill)
+    # no alternative split with 1..8 waves' worth of blocks is cheaper by the same estimate
+    for c in range(1, min(extent, 8 * slots) + 1):
+        p = -(-extent // c)
+        c2 = -(-extent // p)
+        assert cost <= -(-(across * c2) // slots) * (p + fill) or (c2 * across) > 8 * slots
