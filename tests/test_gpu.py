@@ -31,6 +31,9 @@ def _cases():
             for t in ts:
                 for dtype in ("double", "float"):
                     cases.append(("cuda_core", shape, 3, r, t, dtype, grids[3], None))
+    # 3D tiles that need fewer columns per thread and wider blocks (halo r·t up to 10)
+    for r, t, dtype in ((1, 5, "double"), (2, 5, "double"), (3, 3, "float"), (4, 2, "double"), (2, 7, "float")):
+        cases.append(("cuda_core", "box", 3, r, t, dtype, "11x13x150", None))
     # Tensor Cores: every implemented MMA shape, 1D/2D/3D, fused radius up to 8
     tc_shapes = {"double": ("m16n8k8", "m16n8k4", "m16n8k16", "m8n8k4"), "float": ("m16n8k8", "m16n8k4")}
     for dtype, shapes in tc_shapes.items():
@@ -85,6 +88,8 @@ def test_grids_it_cannot_take(grid, message):
 def test_configurations_it_cannot_take():
     from tcadvisor.gpu.runner import run
 
+    with pytest.raises(TcAdvisorError, match="shared memory|halo"):
+        run(Stencil.box(3, 1), "double", "cuda_core", fuse=8, grid="16x16x16")
     with pytest.raises(TcAdvisorError, match="too large for the Tensor Core kernel"):
         run(Stencil.box(2, 3), "double", "tensor_core", fuse=3, grid="64x64")
     with pytest.raises(TcAdvisorError, match="MMA shape"):
