@@ -99,26 +99,27 @@ def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str, 
 
 
 def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse: int,
-                  precision: str, gpu: GpuSpec) -> tuple[Fraction, str]:
-    """α for a Tensor Core option and a short description of where it came from."""
+                  precision: str, gpu: GpuSpec) -> tuple[Fraction, str, MmaShape | None]:
+    """α for a Tensor Core option, where it came from, and the MMA shape it assumes."""
     src = impl.alpha
+    shape = instruction(impl, stencil, fuse, precision, gpu)
     mode = choice.mode
     if mode == "value":
-        return choice.value, "given by --alpha"
+        return choice.value, "given by --alpha", shape
     if mode == "auto":
         mode = "paper" if src.paper is not None else "constructed"
     if mode == "paper":
         if src.paper is None:
             raise TcAdvisorError(f"{impl.name} has no published α; use --alpha constructed or a number")
-        return src.paper, "paper"
+        return src.paper, "paper", shape
     if src.construction is None:
         raise TcAdvisorError(
             f"{impl.name} has no α construction yet; use --alpha paper or a number (see 'tcadvisor impls')"
         )
-    shape = instruction(impl, stencil, fuse, precision, gpu)
     if shape is None:
         raise TcAdvisorError(f"{impl.name} names no MMA shape for {precision} and {gpu.name} lists none")
-    return constructed_alpha(src.construction, stencil, fuse, shape, precision), f"constructed ({shape})"
+    alpha = constructed_alpha(src.construction, stencil, fuse, shape, precision)
+    return alpha, f"constructed ({shape})", shape
 
 
 # --------------------------------------------------------------------------- options
@@ -242,11 +243,11 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         alphas = [Fraction(1)] * len(fuses)
         betas = [Fraction(1)] * len(fuses)
         sources = [""] * len(fuses)
+        shapes = [None] * len(fuses)
         p_cc, p_tc = peak, peak
     else:
         resolved = [resolve_alpha(impl, choice, stencil, t, precision, gpu) for t in fuses]
-        alphas = [a for a, _ in resolved]
-        sources = [s for _, s in resolved]
+        alphas, sources, shapes = (list(col) for col in zip(*resolved))
         betas = [stencil.beta(t) for t in fuses]
         p_cc, p_tc = (cc_peak if cc_peak is not None else np.nan), peak
     out = model.evaluate(
@@ -259,7 +260,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         values = {k: float(v[i]) for k, v in arrays.items()}
         opt = Option(
             unit=unit, available=True, fuse=t, impl=impl, precision=precision,
-            mma_shape=instruction(impl, stencil, t, precision, gpu) if unit != "cuda_core" else None,
+            mma_shape=shapes[i],
             alpha=alphas[i], alpha_source=sources[i], beta=betas[i], peak=peak, values=values,
         )
         if unit != "cuda_core" and cc_peak is not None:
