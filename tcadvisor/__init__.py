@@ -2,12 +2,51 @@
 
 The package is organised by what a reader looks for:
 
-* :mod:`tcadvisor.model`      — the roofline model with α and β, in SymPy (the one source of the equations)
-* :mod:`tcadvisor.stencil`    — stencils, their fused supports, K, K_t and β
-* :mod:`tcadvisor.hardware`   — GPU specs from ``hwspecs/*.yaml``
-* :mod:`tcadvisor.impls`      — implementation profiles from ``models/*.yaml``
-* :mod:`tcadvisor.transforms` — α by construction (ConvStencil, SPIDER) with NumPy emulations
-* :mod:`tcadvisor.advisor`    — scenarios, best fusion depth, verdict
-* :mod:`tcadvisor.cli`        — the ``tcadvisor`` command
+* :mod:`tcadvisor.model`        — the roofline model with α and β, in SymPy (the one source of the equations)
+* :mod:`tcadvisor.stencil`      — stencils, their fused supports, K, K_t and β
+* :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml``
+* :mod:`tcadvisor.impls`        — implementation profiles from ``models/*.yaml``
+* :mod:`tcadvisor.transforms`   — α by construction (ConvStencil, SPIDER, ...) with NumPy emulations
+* :mod:`tcadvisor.alpha_policy` — which α an option uses and where it came from
+* :mod:`tcadvisor.advisor`      — scenarios, best fusion depth, verdict (:mod:`tcadvisor.wording` words it)
+* :mod:`tcadvisor.sweeps`       — the model over radius × depth grids (what maps draw)
+* :mod:`tcadvisor.plots`        — sweet-spot maps, rooflines, the paper's figures
+* :mod:`tcadvisor.gpu`          — bundled kernels run through CuPy (imported only when used)
+* :mod:`tcadvisor.cli`          — the ``tcadvisor`` command
+
+The public Python API is importable from here (lazily, so ``import tcadvisor`` stays
+light); every function checks its arguments as the command line does, accepts names
+where objects are expected, and raises :class:`TcAdvisorError` with the CLI's
+one-line messages.
 """
 __version__ = "0.1.0"
+
+#: Public names and the modules that define them (imported on first use).
+_PUBLIC = {
+    "advise": "tcadvisor.advisor",
+    "Advice": "tcadvisor.advisor",
+    "Option": "tcadvisor.advisor",
+    "AlphaChoice": "tcadvisor.alpha_policy",
+    "sweep": "tcadvisor.sweeps",
+    "explain": "tcadvisor.explanation",
+    "Stencil": "tcadvisor.stencil",
+    "parse_stencil": "tcadvisor.stencil",
+    "GpuSpec": "tcadvisor.hardware",
+    "find_spec": "tcadvisor.hardware",
+    "find_impl": "tcadvisor.impls",
+    "parse_dtype": "tcadvisor.dtypes",
+    "advice_dict": "tcadvisor.report",
+    "format_advice": "tcadvisor.report",
+    "TcAdvisorError": "tcadvisor.errors",
+    "WorkBudgetExceeded": "tcadvisor.errors",
+}
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        import importlib
+
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'tcadvisor' has no attribute {name!r}")

@@ -1,5 +1,9 @@
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except KeyboardInterrupt:  # Ctrl-C while the interpreter is still importing
+    print("tcadvisor: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

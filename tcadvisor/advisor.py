@@ -4,125 +4,40 @@ For a query (stencil, dtype, GPU, optionally a fusion depth t) it builds one
 :class:`Option` per execution unit: CUDA cores with temporal fusion, dense
 Tensor Cores and Sparse Tensor Cores with kernel fusion, each run by an
 implementation profile.  Every number comes from :func:`tcadvisor.model.evaluate`
-(the lambdified SymPy model); this module only chooses inputs (α, β, peaks) and
-reads the answers: scenario, deciding inequality, best t, verdict.
+(the lambdified SymPy model); this module chooses the inputs (implementation,
+α through :mod:`tcadvisor.alpha_policy`, β, the peak of the instruction executed)
+and picks the best configuration.  The words live in :mod:`tcadvisor.wording`,
+the radius × depth sweeps in :mod:`tcadvisor.sweeps`.
+
+Choosing among configurations (one rule, :func:`best_index`, shared with the
+maps): throughputs within :data:`TIE_TOLERANCE` of the best count as equal (the
+model is a bound, so smaller differences mean nothing), and among those the
+shallowest depth wins (less on-chip state, smaller halos in real kernels), then
+the simpler unit (CUDA cores, then Tensor Cores, then sparse ones).  The best
+depth therefore never depends on the depth a user asked about.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
 from . import model
+from .alpha_policy import AlphaChoice, ResolvedAlpha, resolve_alpha
 from .dtypes import BYTES
-from .errors import TcAdvisorError
+from .errors import TcAdvisorError, UnavailableError, WorkBudgetExceeded
 from .hardware import UNIT_LABELS, UNITS, GpuSpec
-from .impls import ImplProfile, default_impls
+from .impls import ImplProfile, choose_impl
 from .mma import MmaShape
 from .stencil import Stencil, check_fuse
 
 DEFAULT_MAX_FUSE = 16
-#: Relative tolerance under which two throughputs count as a tie.
-TIE = 1e-9
+#: Relative difference of throughput under which two configurations count as equal.
+TIE_TOLERANCE = 0.01
 
-
-# --------------------------------------------------------------------------- α
-
-
-@dataclass(frozen=True)
-class AlphaChoice:
-    """How α is chosen for Tensor Core options: ``auto``, ``paper``, ``constructed`` or a value."""
-
-    mode: str = "auto"
-    value: Fraction | None = None
-
-    @classmethod
-    def parse(cls, text: str | float | None) -> "AlphaChoice":
-        if text is None:
-            return cls()
-        key = str(text).strip().lower()
-        if key in ("auto", "paper"):
-            return cls(key)
-        if key in ("constructed", "construction", "construct"):
-            return cls("constructed")
-        try:
-            value = Fraction(key)
-        except (ValueError, ZeroDivisionError):
-            raise TcAdvisorError(
-                f"--alpha {text!r} is not understood; expected 'paper', 'constructed', 'auto' "
-                "or a number in (0, 1] such as 0.42 or 15/32"
-            ) from None
-        if not 0 < value <= 1:
-            raise TcAdvisorError(f"--alpha {text} is outside (0, 1]; α is the useful fraction of executed MACs")
-        return cls("value", value)
-
-
-#: Fused kernels up to this many cells are constructed as matrices; larger ones are counted.
-CONSTRUCT_LIMIT = 20**3
-
-
-@lru_cache(maxsize=4096)
-def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str) -> Fraction:
-    """α counted from the operands ``transform`` builds for the t-step fused stencil.
-
-    Small fused kernels are built as the padded matrices the transformation
-    uploads; very large ones (sweeps reach radius·t of 128) are counted by the
-    transformation's ``count``, which the tests prove equal to the construction.
-    """
-    from . import transforms
-
-    mask = stencil.fused_mask(fuse)
-    if mask.size > CONSTRUCT_LIMIT:
-        useful, executed = transforms.counter(transform)(mask, shape)
-        return Fraction(useful, executed)
-    kwargs = {}
-    if transform == "spider":
-        kwargs = {"keep": 1, "group": 2} if precision == "tf32" else {"keep": 2, "group": 4}
-    return transforms.construction(transform)(mask.astype(np.float64), shape, **kwargs).alpha
-
-
-def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str, gpu: GpuSpec) -> MmaShape | None:
-    """The MMA shape ``impl`` issues for this fused stencil on ``gpu``.
-
-    With several candidate shapes, an implementation with a construction picks
-    the one that pads least (:func:`tcadvisor.transforms.least_padding_shape`),
-    as the bundled kernel does; otherwise the profile's preferred shape.
-    """
-    candidates = impl.mma_candidates(precision, gpu)
-    if len(candidates) > 1 and impl.alpha is not None and impl.alpha.construction is not None:
-        from . import transforms
-
-        return transforms.least_padding_shape(impl.alpha.construction, stencil.fused_mask(fuse), candidates)
-    return candidates[0] if candidates else None
-
-
-def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse: int,
-                  precision: str, gpu: GpuSpec) -> tuple[Fraction, str, MmaShape | None]:
-    """α for a Tensor Core option, where it came from, and the MMA shape it assumes."""
-    src = impl.alpha
-    shape = instruction(impl, stencil, fuse, precision, gpu)
-    mode = choice.mode
-    if mode == "value":
-        return choice.value, "given by --alpha", shape
-    if mode == "auto":
-        mode = "paper" if src.paper is not None else "constructed"
-    if mode == "paper":
-        if src.paper is None:
-            raise TcAdvisorError(f"{impl.name} has no published α; use --alpha constructed or a number")
-        return src.paper, "paper", shape
-    if src.construction is None:
-        raise TcAdvisorError(
-            f"{impl.name} has no α construction yet; use --alpha paper or a number (see 'tcadvisor impls')"
-        )
-    if shape is None:
-        raise TcAdvisorError(f"{impl.name} names no MMA shape for {precision} and {gpu.name} lists none")
-    alpha = constructed_alpha(src.construction, stencil, fuse, shape, precision)
-    return alpha, f"constructed ({shape})", shape
-
-
-# --------------------------------------------------------------------------- options
+__all__ = ["AlphaChoice", "Advice", "Option", "advise", "best_index", "evaluate_unit", "DEFAULT_MAX_FUSE",
+           "TIE_TOLERANCE"]
 
 
 @dataclass
@@ -137,12 +52,15 @@ class Option:
     precision: str | None = None
     mma_shape: MmaShape | None = None
     alpha: Fraction = Fraction(1)
-    alpha_source: str = ""
+    alpha_source: str | None = None  # constructed | paper | user; None on CUDA cores
+    alpha_note: str = ""
     beta: Fraction = Fraction(1)
-    peak: float = float("nan")
+    peak: float = float("nan")  # FLOP/s of the instruction (or unit) executed
+    peak_note: str = ""
     values: dict = field(default_factory=dict)  # the model's outputs for this option
     scenario: int | None = None
     decision: str | None = None
+    skipped: bool = False  # not evaluated: beyond the work budget
 
     @property
     def label(self) -> str:
@@ -179,7 +97,9 @@ class Option:
         return self._get("rho_cc", "rho_tc")
 
     @property
-    def bound(self) -> str:
+    def bound(self) -> str | None:
+        if not self.available:
+            return None
         return "memory" if self.intensity < self.ridge else "compute"
 
     @property
@@ -197,6 +117,7 @@ class Option:
 
     @property
     def speedup(self) -> float | None:
+        """R: this option over CUDA cores at the same depth t (eq. 13)."""
         if not self.available:
             return None
         if not self.is_tensor:
@@ -211,223 +132,208 @@ class Advice:
     dtype: str
     gpu: GpuSpec
     fuse: int | None  # as requested (None: each unit at its best depth)
-    options: list[Option]
+    options: list[Option]  # one per unit: at ``fuse``, or at the unit's best depth
     best: dict[str, Option]  # unit -> option at its best fusion depth
-    verdict: Option | None
+    verdict: Option | None  # the best configuration over every unit and searched depth
     verdict_text: str
     max_fuse: int
     at_fuse: Option | None = None  # winner at the requested depth
+    searched: list[int] = field(default_factory=list)  # depths evaluated
+    skipped: dict[int, str] = field(default_factory=dict)  # depth -> why it was not searched
+
+    def runner_up(self, among: list[Option], winner: Option) -> Option | None:
+        """The best available option of another unit than ``winner`` among ``among``."""
+        others = [o for o in among if o.available and o.unit != winner.unit]
+        return max(others, key=lambda o: o.gstencils, default=None)
 
 
-def _unavailable(unit: str, fuse: int, reason: str, impl: ImplProfile | None = None) -> Option:
-    return Option(unit=unit, available=False, fuse=fuse, reason=reason, impl=impl)
+# --------------------------------------------------------------------------- evaluation
 
 
-def _prepare(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec) -> tuple[str | None, str | None]:
-    why = impl.unsupported(stencil)
-    if why:
-        return None, why
-    return impl.precision_for(dtype, gpu)
+def _unavailable(unit: str, fuse: int, reason: str, impl: ImplProfile | None = None,
+                 skipped: bool = False) -> Option:
+    return Option(unit=unit, available=False, fuse=fuse, reason=reason, impl=impl, skipped=skipped)
+
+
+def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tuple[float, str]:
+    """FLOP/s of the instruction executed, and where that figure comes from."""
+    finder = getattr(gpu, "instruction_peak", None)
+    if shape is not None and finder is not None:
+        rate = finder(unit, precision, shape)
+        if rate is not None:
+            return rate.value, rate.source
+    return gpu.peak(unit, precision), f"{precision.upper()} peak of the {UNIT_LABELS[unit]}"
 
 
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
                   fuses: list[int], choice: AlphaChoice, cc_peak: float | None) -> list[Option]:
-    """Options of one unit at each fusion depth in ``fuses`` (one vectorised model call)."""
-    precision, why = _prepare(unit, impl, stencil, dtype, gpu)
-    if precision is None:
+    """Options of one unit at each fusion depth in ``fuses`` (one vectorised model call).
+
+    A depth whose fused support or α would exceed the work budget comes back as an
+    unavailable option with ``skipped`` set and the reason.
+    """
+    why = impl.why_not(stencil, dtype, gpu)
+    if why is not None:
         return [_unavailable(unit, t, why, impl) for t in fuses]
-    peak = gpu.peak(unit, precision)
+    precision, _ = impl.precision_for(dtype, gpu)
     S = BYTES[dtype]
     K = stencil.K
-    if unit == "cuda_core":
-        alphas = [Fraction(1)] * len(fuses)
-        betas = [Fraction(1)] * len(fuses)
-        sources = [""] * len(fuses)
-        shapes = [None] * len(fuses)
-        p_cc, p_tc = peak, peak
-    else:
-        resolved = [resolve_alpha(impl, choice, stencil, t, precision, gpu) for t in fuses]
-        alphas, sources, shapes = (list(col) for col in zip(*resolved))
-        betas = [stencil.beta(t) for t in fuses]
-        p_cc, p_tc = (cc_peak if cc_peak is not None else np.nan), peak
-    out = model.evaluate(
-        K, np.array(fuses, dtype=float), np.array([float(b) for b in betas]),
-        np.array([float(a) for a in alphas]), S, gpu.bandwidth.value, p_cc, p_tc,
-    )
-    arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(fuses),)) for k, v in out.items()}
-    options = []
-    for i, t in enumerate(fuses):
-        values = {k: float(v[i]) for k, v in arrays.items()}
-        opt = Option(
-            unit=unit, available=True, fuse=t, impl=impl, precision=precision,
-            mma_shape=shapes[i],
-            alpha=alphas[i], alpha_source=sources[i], beta=betas[i], peak=peak, values=values,
-        )
-        if unit != "cuda_core" and cc_peak is not None:
-            opt.scenario = int(values["scenario"])
-            opt.decision = decision_text(opt)
-        elif unit != "cuda_core":
-            for key in ("R", "P_cc"):
-                opt.values[key] = float("nan")
-        options.append(opt)
-    return options
+    rows: list[tuple[int, Fraction, ResolvedAlpha | None, float, str]] = []
+    out_of_budget: dict[int, str] = {}
+    for t in fuses:
+        if unit == "cuda_core":
+            peak, note = _peak(gpu, unit, precision, None)
+            rows.append((t, Fraction(1), None, peak, note))
+            continue
+        try:
+            resolved = resolve_alpha(impl, choice, stencil, t, precision, gpu)
+            beta = stencil.beta(t)
+        except WorkBudgetExceeded as exc:
+            out_of_budget[t] = str(exc)
+            continue
+        except UnavailableError as exc:
+            return [_unavailable(unit, tt, str(exc), impl) for tt in fuses]
+        peak, note = _peak(gpu, unit, precision, resolved.mma)
+        rows.append((t, beta, resolved, peak, note))
+    options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
+                                  for t, why_ in out_of_budget.items()}
+    if rows:
+        ts = np.array([row[0] for row in rows], dtype=float)
+        betas = np.array([float(row[1]) for row in rows])
+        alphas = np.array([float(row[2].alpha) if row[2] else 1.0 for row in rows])
+        peaks = np.array([row[3] for row in rows])
+        p_cc = peaks if unit == "cuda_core" else (cc_peak if cc_peak is not None else np.nan)
+        out = model.evaluate(K, ts, betas, alphas, S, gpu.bandwidth.value, p_cc, peaks)
+        arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(rows),)) for k, v in out.items()}
+        for i, (t, beta, resolved, peak, note) in enumerate(rows):
+            values = {k: float(v[i]) for k, v in arrays.items()}
+            opt = Option(
+                unit=unit, available=True, fuse=t, impl=impl, precision=precision,
+                mma_shape=resolved.mma if resolved else None,
+                alpha=resolved.alpha if resolved else Fraction(1),
+                alpha_source=resolved.source if resolved else None,
+                alpha_note=resolved.note if resolved else "",
+                beta=beta, peak=peak, peak_note=note, values=values,
+            )
+            if unit != "cuda_core" and cc_peak is not None:
+                from .wording import decision_text
+
+                opt.scenario = int(values["scenario"])
+                opt.decision = decision_text(opt)
+            elif unit != "cuda_core":
+                for key in ("R", "P_cc"):
+                    opt.values[key] = float("nan")
+            options[t] = opt
+    return [options[t] for t in fuses]
 
 
-def decision_text(opt: Option) -> str:
-    """The inequality that decides this Tensor Core option against CUDA cores, with numbers."""
-    v = opt.values
-    i_cc, r_cc, i_tc, r_tc, R = v["I_cc"], v["rho_cc"], v["I_tc"], v["rho_tc"], v["R"]
-    if opt.scenario == 1:
-        return (f"scenario 1: memory-bound on both (I_CC = {i_cc:.3g} < ρ_cc = {r_cc:.3g}, "
-                f"I_TC = {i_tc:.4g} < ρ_tc = {r_tc:.4g}), so R = 1: bandwidth caps both units")
-    if opt.scenario == 2:
-        return (f"scenario 2: memory-bound on CUDA cores (I_CC = {i_cc:.3g} < ρ_cc = {r_cc:.3g}) but "
-                f"compute-bound on {opt.label} (I_TC = {i_tc:.4g} ≥ ρ_tc = {r_tc:.4g}), "
-                f"so R = (α/β)·P_tc/(B·I_CC) = {R:.3g} ≤ 1: {opt.label} lose")
-    if opt.scenario == 3:
-        return (f"scenario 3: compute-bound on CUDA cores (I_CC = {i_cc:.3g} ≥ ρ_cc = {r_cc:.3g}) and "
-                f"memory-bound on {opt.label} (I_TC = {i_tc:.4g} < ρ_tc = {r_tc:.4g}), "
-                f"so R = B·I_CC/P_cc = {R:.3g} ≥ 1: {opt.label} win")
-    thr = v["beta_threshold"]
-    beta = float(opt.beta)
-    if beta < thr:
-        verdict = f"β = {beta:.3g} < α·P_tc/P_cc = {thr:.4g}, so {opt.label} win (R = {R:.3g})"
-    elif beta > thr:
-        verdict = f"β = {beta:.3g} > α·P_tc/P_cc = {thr:.4g}, so {opt.label} lose (R = {R:.3g})"
-    else:
-        verdict = f"β = α·P_tc/P_cc = {thr:.4g}, so both units tie (R = 1)"
-    return f"scenario 4: compute-bound on both, {verdict}"
-
-
-def best_index(gstencils, fuses, units, prefer_fuse: int | None = None) -> int | None:
+def best_index(gstencils, fuses, units, tolerance: float = TIE_TOLERANCE) -> int | None:
     """Index of the configuration to recommend among parallel sequences of candidates.
 
-    Highest throughput; within a relative :data:`TIE`, the requested depth, then
-    the shallower depth (less on-chip state, fewer halo losses in real kernels),
-    then the simpler unit (CUDA cores before Tensor Cores before sparse ones).
-    NaN entries (unavailable options) are never chosen.  The advisor and the maps
-    both decide with this one rule.
+    Candidates within ``tolerance`` (relative) of the highest throughput count as
+    equal; among them the shallowest depth, then the simpler unit (CUDA cores
+    before Tensor Cores before sparse ones).  NaN entries (unavailable options)
+    are never chosen.  The advisor and the maps both decide with this one rule.
     """
     valid = [i for i, g in enumerate(gstencils) if g is not None and np.isfinite(g)]
     if not valid:
         return None
     top = max(gstencils[i] for i in valid)
-    tied = [i for i in valid if gstencils[i] >= top * (1 - TIE)]
-    return min(tied, key=lambda i: (fuses[i] != prefer_fuse, fuses[i], UNITS.index(units[i]), i))
+    tied = [i for i in valid if gstencils[i] >= top * (1 - tolerance)]
+    return min(tied, key=lambda i: (fuses[i], UNITS.index(units[i]), i))
 
 
-def _pick(options: list[Option], prefer_fuse: int | None) -> Option | None:
+def _pick(options: list[Option]) -> Option | None:
     avail = [o for o in options if o.available]
-    i = best_index([o.gstencils for o in avail], [o.fuse for o in avail], [o.unit for o in avail], prefer_fuse)
+    i = best_index([o.gstencils for o in avail], [o.fuse for o in avail], [o.unit for o in avail])
     return None if i is None else avail[i]
 
 
-def advise(stencil: Stencil, dtype: str, gpu: GpuSpec, fuse: int | None = None,
-           impls: dict[str, ImplProfile] | None = None, alpha: AlphaChoice | None = None,
-           max_fuse: int = DEFAULT_MAX_FUSE) -> Advice:
-    """Evaluate every unit for ``stencil`` and pick the best unit and fusion depth."""
+def cuda_core_peak(impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec) -> float | None:
+    """P_cc the Tensor Core options are compared against (None: no CUDA-core option)."""
+    if impl.why_not(stencil, dtype, gpu) is not None:
+        return None
+    precision, _ = impl.precision_for(dtype, gpu)
+    return _peak(gpu, "cuda_core", precision, None)[0]
+
+
+def implementations(stencil: Stencil, dtype: str, gpu: GpuSpec,
+                    impls: dict[str, ImplProfile] | None = None) -> dict[str, tuple[ImplProfile, str | None]]:
+    """Per unit: the implementation evaluated (the user's, else the preferred one that runs
+    this configuration) and, if none can, why."""
+    out = {}
+    for unit in UNITS:
+        if impls and unit in impls:
+            out[unit] = (impls[unit], None)
+        else:
+            out[unit] = choose_impl(unit, stencil, dtype, gpu)
+    return out
+
+
+def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str | None" = None,
+           fuse: int | None = None, impls=None, alpha: "AlphaChoice | str | float | None" = None,
+           max_fuse: int | None = None) -> Advice:
+    """Evaluate every unit for ``stencil`` and pick the best unit and fusion depth.
+
+    Arguments are checked as the command line checks them and may be given as names:
+    a stencil name or offsets file, a dtype name or alias (``fp64``), a GPU key, alias
+    or spec file (``None``: the embedded default), implementation names, an α choice.
+    Bad values raise :class:`~tcadvisor.errors.TcAdvisorError` with a one-line message.
+    """
+    from .arguments import as_dtype, as_gpu, as_impls, as_stencil
+
+    stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
+    chosen = as_impls(impls)
+    choice = AlphaChoice.parse(alpha)
     if fuse is not None:
         fuse = check_fuse(fuse)
-    max_fuse = check_fuse(max_fuse)
-    chosen = dict(default_impls())
-    chosen.update(impls or {})
-    choice = alpha or AlphaChoice()
+    if max_fuse is None:
+        max_fuse = DEFAULT_MAX_FUSE
+    else:
+        max_fuse = check_fuse(max_fuse)
+        if fuse is not None and fuse > max_fuse:
+            raise TcAdvisorError(f"--fuse {fuse} is deeper than --max-fuse {max_fuse}; raise --max-fuse or omit it")
+    # The best-depth search covers 1..max_fuse, plus the requested depth if it lies beyond.
     fuses = sorted(set(range(1, max_fuse + 1)) | ({fuse} if fuse else set()))
 
-    cc_impl = chosen["cuda_core"]
-    cc_precision, _ = _prepare("cuda_core", cc_impl, stencil, dtype, gpu)
-    cc_peak = gpu.peak("cuda_core", cc_precision) if cc_precision else None
-    per_unit = {
-        unit: evaluate_unit(unit, chosen[unit], stencil, dtype, gpu, fuses, choice, cc_peak)
-        for unit in UNITS
-    }
+    per_unit: dict[str, list[Option]] = {}
+    used = implementations(stencil, dtype, gpu, chosen)
+    cc_impl, cc_why = used["cuda_core"]
+    cc_peak = None if cc_why else cuda_core_peak(cc_impl, stencil, dtype, gpu)
+    for unit in UNITS:
+        impl, why = used[unit]
+        if why is not None:
+            per_unit[unit] = [_unavailable(unit, t, why, impl) for t in fuses]
+        else:
+            per_unit[unit] = evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak)
+
+    skipped = {}
+    for opts in per_unit.values():
+        for o in opts:
+            if o.skipped:
+                skipped.setdefault(o.fuse, o.reason)
+    if fuse is not None and fuse in skipped:
+        raise WorkBudgetExceeded(skipped[fuse])
     best = {}
     for unit, opts in per_unit.items():
-        pick = _pick(opts, fuse)
+        pick = _pick(opts)
         best[unit] = pick if pick is not None else opts[0]
     if fuse is not None:
         options = [next(o for o in per_unit[u] if o.fuse == fuse) for u in UNITS]
     else:
         options = [best[u] for u in UNITS]
-    overall = _pick([o for opts in per_unit.values() for o in opts], fuse)
-    at_fuse = _pick(options, fuse) if fuse is not None else None
-    advice = Advice(stencil, dtype, gpu, fuse, options, best, overall, "", max_fuse, at_fuse)
+    overall = _pick([o for opts in per_unit.values() for o in opts])
+    at_fuse = _pick(options) if fuse is not None else None
+    searched = [t for t in fuses if t not in skipped]
+    advice = Advice(stencil, dtype, gpu, fuse, options, best, overall, "", max_fuse, at_fuse, searched, skipped)
+    from .wording import verdict_sentence
+
     advice.verdict_text = verdict_sentence(advice)
     return advice
 
 
-def _name(opt: Option) -> str:
-    how = "temporal fusion" if opt.unit == "cuda_core" else "kernel fusion"
-    return f"{opt.label} ({opt.impl.name}, {how}, {opt.precision.upper()})"
+def sweep(*args, **kwargs):
+    """The model over a radius × depth grid as a DataFrame (see :func:`tcadvisor.sweeps.sweep`)."""
+    from .sweeps import sweep as _sweep
 
-
-def verdict_sentence(adv: Advice) -> str:
-    if adv.verdict is None:
-        return "No execution unit can run this configuration on this GPU (see the reasons above)."
-    best = adv.verdict
-    parts = []
-    if adv.fuse is not None and adv.at_fuse is not None:
-        here = adv.at_fuse
-        parts.append(f"At t = {adv.fuse}, use {_name(here)}: {here.gstencils:.4g} GStencils/s, {here.bound}-bound.")
-        for opt in adv.options:
-            if opt.is_tensor and opt.available and opt.decision and opt is not here:
-                parts.append(f"{opt.label}: {opt.decision}.")
-            elif opt.is_tensor and opt.available and opt is here and opt.decision:
-                parts.append(f"Why: {opt.decision}.")
-    cc_best = adv.best.get("cuda_core")
-    gain = ""
-    if cc_best is not None and cc_best.available and best.unit != "cuda_core":
-        gain = f", {best.gstencils / cc_best.gstencils:.3g}x the best CUDA-core configuration (t = {cc_best.fuse})"
-    parts.append(
-        f"Best over t = 1..{adv.max_fuse}: {_name(best)} at t = {best.fuse}, "
-        f"{best.gstencils:.4g} GStencils/s ({best.bound}-bound{gain})."
-    )
-    if best.unit == "cuda_core" and best.bound == "compute":
-        parts.append("Deeper fusion does not raise a compute-bound CUDA-core kernel; the shallowest depth reaching the "
-                     "ceiling is chosen.")
-    return " ".join(parts)
-
-
-# --------------------------------------------------------------------------- sweeps
-
-
-def sweep(shape: str, dims: int, dtype: str, gpu: GpuSpec, radii=range(1, 9), fuses=range(1, 17),
-          impls: dict[str, ImplProfile] | None = None, alpha: AlphaChoice | None = None):
-    """The model over a radius × fusion-depth grid, one row per (radius, t, unit), as a DataFrame.
-
-    Each radius is one vectorised model call per unit through :func:`evaluate_unit`,
-    so every cell is exactly what :func:`advise` reports for that configuration.
-    Columns: gpu, stencil, shape, dims, radius, fuse, unit, impl, precision,
-    available, reason, alpha, alpha_source, beta, flops_per_point, intensity,
-    ridge, bound, gstencils, speedup, scenario.
-    """
-    import pandas as pd
-
-    from .stencil import Stencil
-
-    chosen = dict(default_impls())
-    chosen.update(impls or {})
-    choice = alpha or AlphaChoice()
-    fuses = [check_fuse(t) for t in fuses]
-    rows = []
-    for radius in radii:
-        stencil = getattr(Stencil, shape)(dims, radius)
-        cc_precision, _ = _prepare("cuda_core", chosen["cuda_core"], stencil, dtype, gpu)
-        cc_peak = gpu.peak("cuda_core", cc_precision) if cc_precision else None
-        for unit in UNITS:
-            for opt in evaluate_unit(unit, chosen[unit], stencil, dtype, gpu, fuses, choice, cc_peak):
-                rows.append({
-                    "gpu": gpu.short, "gpu_name": gpu.name, "stencil": stencil.name, "shape": shape, "dims": dims,
-                    "radius": radius, "fuse": opt.fuse, "unit": unit,
-                    "impl": opt.impl.name if opt.impl else None, "precision": opt.precision,
-                    "available": opt.available, "reason": opt.reason,
-                    "alpha": float(opt.alpha) if opt.available else float("nan"),
-                    "alpha_source": opt.alpha_source, "beta": float(stencil.beta(opt.fuse)),
-                    "flops_per_point": opt.flops_per_point, "bytes_per_point": opt.bytes_per_point,
-                    "intensity": opt.intensity, "ridge": opt.ridge,
-                    "bound": opt.bound if opt.available else None,
-                    "gstencils": opt.gstencils,
-                    "speedup": opt.speedup if opt.speedup is not None else float("nan"),
-                    "scenario": opt.scenario if opt.scenario is not None else 0,
-                })
-    return pd.DataFrame(rows)
+    return _sweep(*args, **kwargs)

@@ -45,10 +45,12 @@ def add_query_arguments(p: argparse.ArgumentParser, fuse_default=None) -> None:
                                  "default: the detected GPU, else the embedded A100 80GB PCIe")
     p.add_argument("--impl", action="append", default=[], metavar="NAME",
                    help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
-    p.add_argument("--alpha", help="α for Tensor Core options: 'paper' (default where published), "
-                                   "'constructed' (counted from the transformation's operands), or a number in (0, 1]")
-    p.add_argument("--max-fuse", type=_positive_int("--max-fuse"), default=16,
-                   help="deepest fusion searched for the best depth (default 16)")
+    p.add_argument("--alpha", help="α for Tensor Core options: default: constructed for this fused stencil and "
+                                   "instruction wherever the implementation has a construction, else its published "
+                                   "constant (and the answer says so); 'paper' (the published constants, as the "
+                                   "paper's tables use them), 'constructed', or a number in [1e-6, 1]")
+    p.add_argument("--max-fuse", type=_positive_int("--max-fuse"), default=None,
+                   help="deepest fusion searched for the best depth (default 16; a --fuse beyond it is searched too)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,22 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def advice_from_args(args):
     from .advisor import AlphaChoice, advise
+    from .arguments import as_impls
     from .dtypes import parse_dtype
     from .hardware import resolve_gpu
-    from .impls import find_impl
     from .stencil import parse_stencil
 
     stencil = parse_stencil(args.stencil)
     dtype = parse_dtype(args.dtype)
+    choice = AlphaChoice.parse(args.alpha)
     resolved = resolve_gpu(args.gpu)
-    impls = {}
-    for name in args.impl:
-        prof = find_impl(name)
-        if prof.unit in impls:
-            raise TcAdvisorError(f"--impl {name}: {impls[prof.unit].name} was already chosen for {prof.unit}")
-        impls[prof.unit] = prof
-    adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls,
-                 alpha=AlphaChoice.parse(args.alpha), max_fuse=args.max_fuse)
+    impls = as_impls(args.impl)
+    adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls, alpha=choice, max_fuse=args.max_fuse)
     if resolved.note:  # said only once the query is valid, so an error stays a single line
         print(f"tcadvisor: {resolved.note}", file=sys.stderr)
     return adv
@@ -112,7 +109,7 @@ def cmd_advise(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .explain import explain
+    from .explanation import explain
 
     print(explain(advice_from_args(args), latex=args.latex))
     return 0
@@ -145,7 +142,7 @@ def cmd_gpus(args) -> int:
 
 
 def cmd_impls(args) -> int:
-    from .impls import DEFAULT_IMPLS, catalog
+    from .impls import catalog, is_default
     from .report import text_table, falpha
 
     profs = sorted(catalog().values(), key=lambda p: (["cuda_core", "tensor_core", "sparse_tensor_core"].index(p.unit), p.name))
@@ -154,7 +151,7 @@ def cmd_impls(args) -> int:
                 "mma": {k: [str(x) for x in v] for k, v in p.mma.items()},
                 "alpha_paper": str(p.alpha.paper) if p.alpha and p.alpha.paper is not None else None,
                 "alpha_construction": p.alpha.construction if p.alpha else None,
-                "default": DEFAULT_IMPLS[p.unit] == p.name, "reference": p.reference, "summary": p.summary}
+                "default": is_default(p), "reference": p.reference, "summary": p.summary}
                for p in profs]
         print(json.dumps(out, indent=2))
         return 0
@@ -163,10 +160,12 @@ def cmd_impls(args) -> int:
         precs = ", ".join(f"{d}:{'/'.join(v)}" for d, v in p.precisions.items())
         a_paper = falpha(p.alpha.paper) if p.alpha and p.alpha.paper is not None else "–"
         a_con = p.alpha.construction if p.alpha and p.alpha.construction else "–"
-        name = p.name + (" *" if DEFAULT_IMPLS[p.unit] == p.name else "")
+        name = p.name + (" *" if is_default(p) else "")
         rows.append([name, p.unit, p.fusion, precs, a_paper if p.alpha else "1", a_con if p.alpha else "–"])
     print("\n".join(text_table(["impl", "unit", "fusion", "precisions", "α paper", "α construction"], rows, "llllll")))
-    print("\n* = the default for its unit. References and how each α is obtained:")
+    print("\n* = a default for its unit (the first that runs the dtype and stencil, in the order EBISU, "
+          "Temporal-blocking; ConvStencil, TCStencil, tcadvisor-tc; SPIDER, SparStencil, tcadvisor-sptc). "
+          "References and how each α is obtained:")
     for p in profs:
         print(f"  {p.name}: {p.reference}")
         if p.alpha and p.alpha.paper_note:
@@ -205,13 +204,16 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return COMMANDS[args.command](args)
     except TcAdvisorError as exc:
         print(f"tcadvisor: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("tcadvisor: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
 

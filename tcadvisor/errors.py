@@ -14,3 +14,13 @@ class TcAdvisorError(ValueError):
 
 class UnavailableError(TcAdvisorError):
     """A requested combination does not exist on this hardware (e.g. sparse FP64)."""
+
+
+class WorkBudgetExceeded(TcAdvisorError):
+    """Answering would take more time or memory than the stated work budget.
+
+    Raised *before* the work starts, from an estimate; the message names the
+    query, the estimated work and the largest query within the budget.  The
+    advisor's best-depth search skips such depths and says so; a depth the user
+    asked for explicitly is refused with this message (exit status 2).
+    """

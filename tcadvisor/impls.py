@@ -26,8 +26,16 @@ from .mma import MmaShape
 from .stencil import Stencil
 
 FUSION_STYLES = ("temporal", "kernel")
-#: Implementations the advisor compares when the user names none.
-DEFAULT_IMPLS = {"cuda_core": "EBISU", "tensor_core": "ConvStencil", "sparse_tensor_core": "SPIDER"}
+#: Implementations the advisor compares when the user names none, per unit, in order of
+#: preference: the paper's choices first (EBISU, ConvStencil, SPIDER), then whatever
+#: runs the dtype where those have no variant (TCStencil and the bundled kernels for
+#: half and bfloat16; a generic temporal-blocking model on CUDA cores).  Names absent
+#: from the catalogue are skipped.
+DEFAULT_IMPLS = {
+    "cuda_core": ("EBISU", "Temporal-blocking"),
+    "tensor_core": ("ConvStencil", "TCStencil", "tcadvisor-tc"),
+    "sparse_tensor_core": ("SPIDER", "SparStencil", "tcadvisor-sptc"),
+}
 
 
 @dataclass(frozen=True)
@@ -75,24 +83,9 @@ class ImplProfile:
             return f"{self.name} requires a symmetric stencil"
         return None
 
-    def mma_candidates(self, precision: str, gpu: GpuSpec | None = None) -> tuple[MmaShape, ...]:
-        """Instructions this implementation may issue at ``precision`` on ``gpu``, preferred first.
-
-        The profile's list filtered by what the GPU's spec lists (e.g. FP64
-        m16n8k* on Hopper, only m8n8k4 on Ampere); the whole list if the spec
-        names no shapes; the GPU's own shapes if the profile names none.
-        """
-        listed = self.mma.get(precision, ())
-        available = gpu.shapes(self.unit, precision) if gpu is not None else ()
-        if listed and available:
-            both = tuple(s for s in listed if s in available)
-            return both or listed[:1]
-        return listed or tuple(available)
-
-    def mma_shape(self, precision: str, gpu: GpuSpec | None = None) -> MmaShape | None:
-        """The preferred instruction (see :meth:`mma_candidates`)."""
-        candidates = self.mma_candidates(precision, gpu)
-        return candidates[0] if candidates else None
+    def why_not(self, stencil: Stencil, dtype: str, gpu: GpuSpec) -> str | None:
+        """Why this implementation cannot run ``stencil`` in ``dtype`` on ``gpu`` (``None``: it can)."""
+        return self.unsupported(stencil) or self.precision_for(dtype, gpu)[1]
 
 
 def _fail(path: Path, where: str, problem: str) -> TcAdvisorError:
@@ -212,4 +205,28 @@ def find_impl(name: str) -> ImplProfile:
 
 
 def default_impls() -> dict[str, ImplProfile]:
-    return {unit: find_impl(name) for unit, name in DEFAULT_IMPLS.items()}
+    """The first preferred implementation of each unit (the paper's choices)."""
+    return {unit: find_impl(names[0]) for unit, names in DEFAULT_IMPLS.items()}
+
+
+def is_default(profile: ImplProfile) -> bool:
+    return profile.name in DEFAULT_IMPLS[profile.unit]
+
+
+def choose_impl(unit: str, stencil: Stencil, dtype: str, gpu: GpuSpec) -> tuple[ImplProfile, str | None]:
+    """The implementation the advisor uses for ``unit`` when the user names none.
+
+    The first of :data:`DEFAULT_IMPLS` that runs this stencil in this dtype on this
+    GPU.  If none does, the first profile and one line naming what each one lacks.
+    """
+    profiles = catalog()
+    names = [n for n in DEFAULT_IMPLS[unit] if n.lower() in profiles]
+    reasons = []
+    for name in names:
+        prof = profiles[name.lower()]
+        why = prof.why_not(stencil, dtype, gpu)
+        if why is None:
+            return prof, None
+        reasons.append(why)
+    unique = list(dict.fromkeys(reasons))
+    return profiles[names[0].lower()], "; ".join(unique)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .advisor import Advice, Option
+from .advisor import TIE_TOLERANCE, Advice, Option
 from .hardware import UNITS
 
 
@@ -43,7 +43,8 @@ def text_table(headers: list[str], rows: list[list[str]], align: str) -> list[st
     return [line(headers), line(["-" * w for w in widths])] + [line(r) if len(r) == len(headers) else "  ".join(r) for r in rows]
 
 
-def option_row(opt: Option, show_fuse: bool) -> list[str]:
+def option_row(opt: Option, show_fuse: bool, reference: Option | None = None) -> list[str]:
+    """One table row; ``reference`` (best-depth mode): the CUDA-core row the ratio column compares with."""
     label = opt.label
     if not opt.available:
         return [label, f"not available: {opt.reason}"]
@@ -51,8 +52,12 @@ def option_row(opt: Option, show_fuse: bool) -> list[str]:
     cells = [label, opt.impl.name, prec]
     if show_fuse:
         cells.append(str(opt.fuse))
+    if reference is not None:
+        ratio = opt.gstencils / reference.gstencils if reference.available else None
+    else:
+        ratio = opt.speedup
     cells += [
-        falpha(opt.alpha) if opt.is_tensor else "1",
+        (falpha(opt.alpha) + SOURCE_MARK.get(opt.alpha_source, "")) if opt.is_tensor else "1",
         fnum(float(opt.beta)) if opt.is_tensor else "1",
         fnum(opt.flops_per_point),
         fnum(opt.bytes_per_point),
@@ -60,13 +65,19 @@ def option_row(opt: Option, show_fuse: bool) -> list[str]:
         fnum(opt.ridge),
         opt.bound,
         fnum(opt.gstencils),
-        fnum(opt.speedup, 3) if opt.speedup is not None else "–",
+        fnum(ratio, 3) if ratio is not None else "–",
         str(opt.scenario) if opt.scenario else "–",
     ]
     return cells
 
 
+#: Marks after α in the table: where each value came from (explained under the table).
+SOURCE_MARK = {"constructed": "", "paper": " (p)", "user": " (u)"}
+
+
 def format_advice(adv: Advice) -> str:
+    from .wording import depth_range
+
     st = adv.stencil
     gpu = adv.gpu
     head = f"{st.name} (K = {st.K}"
@@ -76,25 +87,37 @@ def format_advice(adv: Advice) -> str:
         head += "), each unit at its best fusion depth"
     head += f", {adv.dtype}, on {gpu.name} (B = {gpu.bandwidth.value / 1e9:g} GB/s)"
     show_fuse = adv.fuse is None
+    cc_row = adv.options[0] if show_fuse else None
+    ratio_header = "x CC row" if show_fuse else "speedup"
     headers = ["unit", "impl", "precision"] + (["t"] if show_fuse else []) + [
-        "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s", "speedup", "scenario"]
+        "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s", ratio_header, "scenario"]
     align = "lll" + ("r" if show_fuse else "") + "rrrrrrlrrr"
-    rows = [option_row(o, show_fuse) for o in adv.options]
+    rows = [option_row(o, show_fuse, cc_row) for o in adv.options]
     lines = [head, ""] + text_table(headers, rows, align) + [""]
     lines.append("FLOP/pt counts what the unit executes per output point and sweep (padding and fusion redundancy "
-                 "included); GStencils/s counts useful point updates, every time step included; speedup is over "
-                 "CUDA cores at the same t.")
+                 "included); GStencils/s counts useful point updates, every time step included.")
+    if show_fuse:
+        lines.append("'x CC row' is each row's throughput over the CUDA-core row above (its best depth); the scenario "
+                     "compares a Tensor Core row with CUDA cores at that row's own t.")
+    else:
+        lines.append("speedup: R of eq. 13, over CUDA cores at the same t.")
+    marks = {o.alpha_source for o in adv.options if o.available and o.is_tensor} & {"paper", "user"}
+    if marks:
+        lines.append("α marked (p) is the implementation's published constant (it has no construction), (u) was "
+                     "given with --alpha; unmarked α is constructed for this fused stencil and instruction.")
     for opt in adv.options:
         if opt.available and opt.is_tensor:
-            lines.append(f"α for {opt.label} ({opt.impl.name}): {falpha(opt.alpha)}, {opt.alpha_source}.")
+            peak = f"{fnum(opt.peak / 1e12)} TFLOP/s ({opt.peak_note})"
+            lines.append(f"{opt.label} ({opt.impl.name}): α = {falpha(opt.alpha)} [{opt.alpha_source}], "
+                         f"{opt.alpha_note}; peak {peak}.")
     for opt in adv.options:
         if opt.available and opt.decision:
-            lines.append(f"{opt.label} vs CUDA cores: {opt.decision}.")
+            lines.append(f"{opt.label} vs CUDA cores at t = {opt.fuse}: {opt.decision}.")
     best = []
     for unit in UNITS:
         b = adv.best[unit]
         best.append(f"{b.label} t = {b.fuse} ({fnum(b.gstencils)} GStencils/s)" if b.available else f"{b.label} n/a")
-    lines.append(f"Best fusion depth per unit (t = 1..{adv.max_fuse}): " + "; ".join(best) + ".")
+    lines.append(f"Best fusion depth per unit (t = {depth_range(adv.searched)}): " + "; ".join(best) + ".")
     lines += ["", "Verdict: " + adv.verdict_text]
     return "\n".join(lines)
 
@@ -111,15 +134,20 @@ def option_dict(opt: Option) -> dict:
     out = {"unit": opt.unit, "available": opt.available, "fuse": opt.fuse}
     if not opt.available:
         out["reason"] = opt.reason
+        out["skipped"] = opt.skipped
         if opt.impl is not None:
             out["impl"] = opt.impl.name
         return out
     out.update({
         "impl": opt.impl.name,
         "precision": opt.precision,
+        "mma": str(opt.mma_shape) if opt.mma_shape is not None else None,
+        "peak": opt.peak,
+        "peak_source": opt.peak_note,
         "alpha": float(opt.alpha),
         "alpha_exact": str(opt.alpha),
-        "alpha_source": opt.alpha_source or "not applicable (no padding on CUDA cores)",
+        "alpha_source": opt.alpha_source,
+        "alpha_note": opt.alpha_note or None,
         "beta": float(opt.beta),
         "beta_exact": str(opt.beta),
         "flops_per_point": opt.flops_per_point,
@@ -128,14 +156,11 @@ def option_dict(opt: Option) -> dict:
         "intensity": opt.intensity,
         "ridge": opt.ridge,
         "bound": opt.bound,
-        "peak_flops": opt.peak,
         "attainable_flops": opt.attainable_flops,
         "executed_flops": opt.executed_flops,
         "gstencils": opt.gstencils,
         "speedup": opt.speedup,
     })
-    if opt.mma_shape is not None:
-        out["mma_shape"] = str(opt.mma_shape)
     if opt.is_tensor:
         out["scenario"] = opt.scenario
         out["decision"] = opt.decision
@@ -151,6 +176,7 @@ def advice_dict(adv: Advice) -> dict:
         cc = adv.best.get("cuda_core")
         verdict.update({
             "unit": v.unit, "impl": v.impl.name, "fuse": v.fuse, "precision": v.precision,
+            "mma": str(v.mma_shape) if v.mma_shape is not None else None,
             "gstencils": v.gstencils, "bound": v.bound,
             "speedup_over_best_cuda_core": (v.gstencils / cc.gstencils) if cc is not None and cc.available else None,
         })
@@ -169,6 +195,9 @@ def advice_dict(adv: Advice) -> dict:
         "gpu": adv.gpu.name,
         "gpu_key": adv.gpu.key,
         "bandwidth": adv.gpu.bandwidth.value,
+        "searched_fuse": adv.searched,
+        "skipped_fuse": {str(t): why for t, why in adv.skipped.items()},
+        "tie_tolerance": TIE_TOLERANCE,
         "options": [option_dict(o) for o in adv.options],
         "best": {u: option_dict(o) for u, o in adv.best.items()},
         "verdict": {k: _clean(x) for k, x in verdict.items()},

@@ -48,6 +48,9 @@ def _check_dims(dims: int) -> int:
     return int(dims)
 
 
+check_dims = _check_dims
+
+
 def check_radius(radius) -> int:
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or not 1 <= radius <= MAX_RADIUS:
         raise TcAdvisorError(f"radius {radius!r} is out of range; expected an integer from 1 to {MAX_RADIUS}")
@@ -58,6 +61,26 @@ def check_fuse(fuse) -> int:
     if isinstance(fuse, bool) or not isinstance(fuse, (int, np.integer)) or not 1 <= fuse <= MAX_FUSE:
         raise TcAdvisorError(f"fusion depth {fuse!r} is out of range; expected an integer from 1 to {MAX_FUSE}")
     return int(fuse)
+
+
+def _offset(off) -> tuple[int, ...]:
+    """One offset as a tuple of ints; anything else (booleans, strings, floats, inf) is a one-line error.
+
+    Components must be integers proper: a boolean or the string "1" read as a number
+    would be a guess, and a float such as 1.0 or inf is not an offset.
+    """
+    if isinstance(off, (str, bytes)) or not hasattr(off, "__iter__"):
+        raise TcAdvisorError(f"stencil offset {off!r} is not a list of integers")
+    out = []
+    for v in off:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TcAdvisorError(
+                f"stencil offset {list(off)!r}: component {v!r} ({type(v).__name__}) is not an integer"
+            )
+        out.append(int(v))
+    if not out:
+        raise TcAdvisorError("stencil offset [] is empty; every offset needs one integer per dimension")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -95,15 +118,7 @@ class Stencil:
     @classmethod
     def from_offsets(cls, offsets: Iterable[Sequence[int]], name: str | None = None) -> "Stencil":
         """A stencil from any point set; recognised as box or star when it is one."""
-        pts = []
-        for off in offsets:
-            try:
-                pt = tuple(int(v) for v in off)
-                if any(float(v) != int(v) for v in off):
-                    raise ValueError
-            except (TypeError, ValueError):
-                raise TcAdvisorError(f"stencil offset {off!r} is not a tuple of integers") from None
-            pts.append(pt)
+        pts = [_offset(off) for off in offsets]
         if not pts:
             raise TcAdvisorError("a stencil needs at least one offset")
         dims = {len(p) for p in pts}
@@ -225,6 +240,13 @@ def parse_stencil(text: str) -> Stencil:
     path = Path(raw)
     if path.suffix.lower() in (".txt", ".yaml", ".yml", ".json", ".stencil") or path.is_file():
         return load_stencil_file(path)
+    # A hyphen right before the count is a sign, not a separator: Box-2D-1R asks for radius -1.
+    negative = re.match(r"^\s*(box|star)?[\s_\-]*(\d)d\s*-\s*(\d+)\s*([rp])\s*$", raw.lower())
+    if negative:
+        what = "radius" if negative.group(4) == "r" else "point count"
+        raise TcAdvisorError(f"stencil {raw!r} has a negative {what} (-{negative.group(3)}); "
+                             f"expected a positive integer, e.g. {(negative.group(1) or 'box').capitalize()}-"
+                             f"{negative.group(2)}D{negative.group(3)}{negative.group(4).upper()}")
     key = re.sub(r"[\s_\-]", "", raw.lower())
     if key in _COMMON_NAMES:
         shape, dims, radius = _COMMON_NAMES[key]
@@ -242,6 +264,11 @@ def parse_stencil(text: str) -> Stencil:
             check_radius(count)
         return getattr(Stencil, shape or "box")(dims, count)
     examples = ["Box-3D1R", "Star-2D2R", "Box-2D9P", "Star-2D13P", "1D5P", "Heat-1D", "Heat-2D", "Heat-3D"]
+    # Near misses keep what the user wrote: the dimensionality and the count ("Blob-2D1R" -> Box-2D1R).
+    parts = re.search(r"(\d)\s*d\s*(\d+)\s*([rp])", raw.lower())
+    if parts:
+        dims_, count, kind = parts.groups()
+        examples = [f"{shape}-{dims_}D{count}{kind.upper()}" for shape in ("Box", "Star")] + examples
     close = difflib.get_close_matches(raw, examples, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise TcAdvisorError(

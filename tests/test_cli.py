@@ -5,14 +5,14 @@ import pytest
 
 
 def test_advise_table(run_cli):
-    r = run_cli("advise", "Box-3D1R", "--fuse", "3", "--dtype", "double")
+    r = run_cli("advise", "Box-3D1R", "--fuse", "3", "--dtype", "double", "--alpha", "paper")
     assert r.returncode == 0, r.stderr
     assert "Verdict" in r.stdout and "scenario 4" in r.stdout and "1.005" in r.stdout
     assert "embedded default" in r.stderr  # no GPU here: the choice of spec is said, not silent
 
 
 def test_advise_json(run_cli):
-    r = run_cli("advise", "Box-3D1R", "--fuse", "3", "--dtype", "double", "--json")
+    r = run_cli("advise", "Box-3D1R", "--fuse", "3", "--dtype", "double", "--json", "--alpha", "paper")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["gpu"] == "NVIDIA A100 80GB PCIe"
@@ -22,7 +22,7 @@ def test_advise_json(run_cli):
 
 
 def test_explain_text_and_latex(run_cli):
-    r = run_cli("explain", "Box-3D1R", "--fuse", "3", "--gpu", "a100")
+    r = run_cli("explain", "Box-3D1R", "--fuse", "3", "--gpu", "a100", "--alpha", "paper")
     assert r.returncode == 0, r.stderr
     assert "I_TC" in r.stdout and "85.75" in r.stdout and "(eq. 19)" in r.stdout
     r = run_cli("explain", "Box-3D1R", "--fuse", "3", "--gpu", "a100", "--latex")

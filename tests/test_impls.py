@@ -10,7 +10,7 @@ EXPECTED = {
     "EBISU": "cuda_core", "DRStencil": "cuda_core",
     "ConvStencil": "tensor_core", "LoRAStencil": "tensor_core", "TCStencil": "tensor_core",
     "SPIDER": "sparse_tensor_core", "SparStencil": "sparse_tensor_core",
-    "tcadvisor-cc": "cuda_core", "tcadvisor-tc": "tensor_core",
+    "tcadvisor-cc": "cuda_core", "tcadvisor-tc": "tensor_core", "Temporal-blocking": "cuda_core",
 }
 
 
@@ -40,20 +40,18 @@ def test_paper_constants():
 
 
 def test_bundled_tc_profile_picks_the_gpus_instruction():
-    from tcadvisor.advisor import instruction
+    from tcadvisor.alpha_policy import instruction
     from tcadvisor.hardware import find_spec
     from tcadvisor.stencil import Stencil
 
     p = find_impl("tcadvisor-tc")
     h100, a100 = find_spec("h100"), find_spec("a100")
-    assert [str(s) for s in p.mma_candidates("fp64", h100)] == ["m16n8k16", "m16n8k8", "m16n8k4", "m8n8k4"]
-    assert [str(s) for s in p.mma_candidates("fp64", a100)] == ["m8n8k4"]  # Ampere has no FP64 m16n8k*
     box = Stencil.box(2, 1)
     # n = 3: the strip of 10 columns pads to 12 with k = 4 but to 16 with k = 8 or 16
-    assert str(instruction(p, box, 1, "fp64", h100)) == "m16n8k4"
+    assert str(instruction(p, box, 1, "fp64", h100)[0]) == "m16n8k4"
     # n = 7: 14 columns pad to 16 with every k; the first listed wins
-    assert str(instruction(p, box, 3, "fp64", h100)) == "m16n8k16"
-    assert str(instruction(p, box, 3, "fp64", a100)) == "m8n8k4"
+    assert str(instruction(p, box, 3, "fp64", h100)[0]) == "m16n8k16"
+    assert str(instruction(p, box, 3, "fp64", a100)[0]) == "m8n8k4"  # Ampere lists no FP64 m16n8k*
 
 
 def test_unknown_impl():

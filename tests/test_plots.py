@@ -141,14 +141,19 @@ def test_unavailable_unit_is_a_panel_note_not_an_error():
 
 
 def test_no_cuda_core_baseline_is_a_panel_note():
-    """half: EBISU has no half variant, so there is no speedup to colour; the panels say why."""
-    data = maps.map_data("box", 2, "half", [A100], radii=[1, 2], fuses=[1, 2])
+    """half on the H200: its spec gives no FP16 CUDA-core rate, so there is no speedup to colour; the panels say why."""
+    H200 = find_spec("h200")
+    data = maps.map_data("box", 2, "half", [H200], radii=[1, 2], fuses=[1, 2])
     fig = maps.map_figure(data)
     notes = [a.text for a in fig.layout.annotations if "not available on this GPU/precision" in a.text]
     assert any("No speedup: CUDA cores not available" in n for n in notes)
-    assert np.isnan(np.asarray(heatmap(fig, "sparse_tensor_core", A100).z, dtype=float)).all()
-    winners = np.asarray(heatmap(fig, "winner", A100).z, dtype=float)
-    assert (winners == UNITS.index("sparse_tensor_core")).all()  # SPIDER is the only unit with half
+    assert np.isnan(np.asarray(heatmap(fig, "sparse_tensor_core", H200).z, dtype=float)).all()
+    winners = np.asarray(heatmap(fig, "winner", H200).z, dtype=float)
+    # no CUDA-core option: every cell goes to a Tensor Core unit, the one advise picks at that depth
+    for i, r in enumerate([1, 2]):
+        for j, t in enumerate([1, 2]):
+            adv = advise(Stencil.box(2, r), "half", H200, fuse=t)
+            assert winners[i, j] == UNITS.index(adv.at_fuse.unit) != UNITS.index("cuda_core")
 
 
 def test_map_honours_impl_alpha_and_ranges():
@@ -204,7 +209,7 @@ def test_roofline_points_roofs_and_ridges_are_the_models():
 
 
 def test_roofline_double_says_sparse_is_not_available():
-    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=3)
+    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=3, alpha="paper")
     fig = roofline.roofline_figure(adv)
     notes = " ".join(a.text for a in fig.layout.annotations)
     assert "Sparse Tensor Cores</b>: not available" in notes and "1.005" in notes
@@ -235,7 +240,7 @@ def test_fig8_each_panel_shows_its_scenario():
     for k, text in enumerate(titles, start=1):
         m = re.search(r"scenario (\d).*<br>(\S+), t = (\d+), (\w+)", text)
         assert int(m.group(1)) == k
-        tc = advise(parse_stencil(m.group(2)), m.group(4), A100, fuse=int(m.group(3))).options[1]
+        tc = advise(parse_stencil(m.group(2)), m.group(4), A100, fuse=int(m.group(3)), alpha="paper").options[1]
         assert tc.scenario == k
         if k == 4:
             assert tc.speedup > 1

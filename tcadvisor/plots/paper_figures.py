@@ -48,7 +48,8 @@ def _precisions(dtype: str, gpu: GpuSpec) -> dict[str, str | None]:
 
 def _advise(name: str, dtype: str, gpu: GpuSpec, fuse: int, alpha: Fraction | None = None,
             impls: dict | None = None) -> Advice:
-    choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else None
+    # The paper's figures are reproduced with the paper's published α constants, as reproduce-paper does.
+    choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice("paper")
     return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha=choice, max_fuse=fuse)
 
 

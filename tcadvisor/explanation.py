@@ -46,13 +46,65 @@ class _NumberStr(StrPrinter):
         return _number(self._values[expr], False) if expr in self._values else super()._print_Symbol(expr)
 
 
+#: LaTeX for the model's multi-letter names (SymPy would print ``P_TC_raw`` as ``P_{TC raw}``).
+LATEX_NAMES = {
+    "P_TC_raw": r"P_{\mathrm{TC}}^{\mathrm{raw}}", "P_TC": r"P_{\mathrm{TC}}", "P_CC": r"P_{\mathrm{CC}}",
+    "C_CC": r"C_{\mathrm{CC}}", "M_CC": r"M_{\mathrm{CC}}", "I_CC": r"I_{\mathrm{CC}}",
+    "C_TC": r"C_{\mathrm{TC}}", "M_TC": r"M_{\mathrm{TC}}", "I_TC": r"I_{\mathrm{TC}}",
+    "G_CC": r"G_{\mathrm{CC}}", "G_TC": r"G_{\mathrm{TC}}", "P_cc": r"P_{\mathrm{cc}}", "P_tc": r"P_{\mathrm{tc}}",
+    "rho_cc": r"\rho_{\mathrm{cc}}", "rho_tc": r"\rho_{\mathrm{tc}}", "beta_max": r"\beta_{\max}",
+    "K_t": "K_{t}",
+}
+
+
 class _NumberLatex(LatexPrinter):
     def __init__(self, values):
         super().__init__()
         self._values = values
 
     def _print_Symbol(self, expr, style="plain"):
-        return _number(self._values[expr], True) if expr in self._values else super()._print_Symbol(expr)
+        if expr in self._values:
+            return _number(self._values[expr], True)
+        return LATEX_NAMES.get(expr.name) or super()._print_Symbol(expr)
+
+
+def latex_name(symbol: sp.Symbol) -> str:
+    return _NumberLatex({}).doprint(symbol)
+
+
+#: Characters of the text lines and their LaTeX (text mode).
+_TEXT_LATEX = {"α": r"$\alpha$", "β": r"$\beta$", "ρ": r"$\rho$", "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$",
+               "·": r"$\cdot$", "–": "--", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "^": r"\^{}",
+               "×": r"$\times$", "{": r"\{", "}": r"\}", "\\": r"\textbackslash{}", "$": r"\$", "~": r"\~{}"}
+
+
+def latex_text(text: str) -> str:
+    """A line of prose as LaTeX text: specials escaped, Greek and relations in math mode."""
+    return "".join(_TEXT_LATEX.get(ch, ch) for ch in text)
+
+
+def latex_document(lines: list[tuple[str, str]]) -> str:
+    """Text and equation lines as a LaTeX fragment: prose as paragraphs, equations in ``align*``."""
+    out, in_align = [], False
+    for kind, content in lines:
+        if kind == "eq":
+            if not in_align:
+                out.append(r"\begin{align*}")
+                in_align = True
+            out.append(content + r" \\")
+            continue
+        if in_align:
+            out[-1] = out[-1][: -len(r" \\")]
+            out.append(r"\end{align*}")
+            in_align = False
+        if content:
+            out += [r"\noindent " + latex_text(content), ""]  # one paragraph per line of prose
+        elif out and out[-1] != "":
+            out.append("")
+    if in_align:
+        out[-1] = out[-1][: -len(r" \\")]
+        out.append(r"\end{align*}")
+    return "\n".join(out)
 
 
 @dataclass
@@ -114,59 +166,72 @@ def _line(step: Step, vals: dict, latex: bool) -> str:
     eq = f"  (eq. {step.equation})" if step.equation else ""
     name = step.name if isinstance(step.name, sp.Symbol) else sp.Symbol(step.name)
     if latex:
-        return (f"{sp.latex(name)} = {sp.latex(step.short)} = {_NumberLatex(vals).doprint(step.short)}"
-                f" = {shown}{eq}")
+        unit = rf"\ \text{{{step.unit}}}" if step.unit else ""
+        tag = rf" && \text{{(eq. {step.equation})}}" if step.equation else ""
+        return (f"{latex_name(name)} &= {_NumberLatex({}).doprint(step.short)} = {_NumberLatex(vals).doprint(step.short)}"
+                f" = {fnum(result * step.scale)}{unit}{tag}")
     short = sp.sstr(step.short).replace("**", "^").replace("*", "·")
     numbers = _NumberStr(vals).doprint(step.short).replace("**", "^").replace("*", "·")
     return f"{str(name):<9} = {short:<22} = {numbers:<34} = {shown}{eq}"
 
 
 def explain(adv: Advice, latex: bool = False) -> str:
-    """The symbolic chain of the model with this query's numbers, as text or LaTeX."""
+    """The symbolic chain of the model with this query's numbers, as text or a LaTeX fragment."""
     st = adv.stencil
     cc = next(o for o in adv.options if o.unit == "cuda_core")
-    out = [f"{st.name}, t = {cc.fuse}, {adv.dtype}, on {adv.gpu.name}", ""]
+    lines: list[tuple[str, str]] = []
+
+    def text(line: str = "") -> None:
+        lines.append(("text", line))
+
+    def eq(step: Step, vals: dict) -> None:
+        lines.append(("eq", _line(step, vals, latex)))
+
+    text(f"{st.name}, t = {cc.fuse}, {adv.dtype}, on {adv.gpu.name}")
+    text()
     base = _inputs(adv, None, cc)
     if st.shape in ("box", "star"):
-        out.append(f"Stencil ({st.shape}, d = {st.dims}, r = {st.radius})")
-        out.append("  " + _line(Step(m.K, m.K_closed(st.shape), m.K_closed(st.shape), "", "points"), dict(base), latex))
-        out.append("  " + _line(Step(m.K_t, m.K_t_closed(st.shape), m.K_t_closed(st.shape), "", "points"),
-                                dict(base), latex))
+        text(f"Stencil ({st.shape}, d = {st.dims}, r = {st.radius})")
+        eq(Step(m.K, m.K_closed(st.shape), m.K_closed(st.shape), "", "points"), dict(base))
+        eq(Step(m.K_t, m.K_t_closed(st.shape), m.K_t_closed(st.shape), "", "points"), dict(base))
     else:
-        out.append(f"Stencil (custom: K = {st.K} offsets, K_t = {st.fused_points(cc.fuse)} counted as the "
-                   f"{cc.fuse}-fold Minkowski sum)")
-    out.append("  " + _line(Step(m.beta, m.beta_def, m.beta_def, "9"), dict(base), latex))
-    out.append("")
+        text(f"Stencil (custom: K = {st.K} offsets, K_t = {st.fused_points(cc.fuse)} counted as the "
+             f"{cc.fuse}-fold Minkowski sum)")
+    eq(Step(m.beta, m.beta_def, m.beta_def, "9"), dict(base))
+    text()
     if cc.available:
-        out.append(f"CUDA cores with temporal fusion ({cc.impl.name}, {cc.precision.upper()}, "
-                   f"P_cc = {fnum(cc.peak / 1e12)} TFLOP/s, B = {fnum(adv.gpu.bandwidth.value / 1e9)} GB/s)")
+        text(f"CUDA cores with temporal fusion ({cc.impl.name}, {cc.precision.upper()}, "
+             f"P_cc = {fnum(cc.peak / 1e12)} TFLOP/s, B = {fnum(adv.gpu.bandwidth.value / 1e9)} GB/s)")
         for step in _cc_steps():
-            out.append("  " + _line(step, base, latex))
+            eq(step, base)
     else:
-        out.append(f"CUDA cores: not available ({cc.reason})")
+        text(f"CUDA cores: not available ({cc.reason})")
     for opt in adv.options:
         if not opt.is_tensor:
             continue
-        out.append("")
+        text()
         if not opt.available:
-            out.append(f"{opt.label}: not available ({opt.reason})")
+            text(f"{opt.label}: not available ({opt.reason})")
             continue
         vals = _inputs(adv, opt, cc)
         vals.update({k: v for k, v in base.items() if k in (C_CC, M_CC, I_CC, P_CC)})
-        out.append(f"{opt.label} with kernel fusion ({opt.impl.name}, {opt.precision.upper()}, "
-                   f"P_tc = {fnum(opt.peak / 1e12)} TFLOP/s; α = {falpha(opt.alpha)}, {opt.alpha_source})")
+        inst = f" {opt.mma_shape}" if opt.mma_shape is not None else ""
+        text(f"{opt.label} with kernel fusion ({opt.impl.name}, {opt.precision.upper()}{inst}, "
+             f"P_tc = {fnum(opt.peak / 1e12)} TFLOP/s: {opt.peak_note})")
+        text(f"α = {falpha(opt.alpha)} [{opt.alpha_source}]: {opt.alpha_note}")
         for step in _tc_steps(cc.available):
-            out.append("  " + _line(step, vals, latex))
+            eq(step, vals)
         if opt.scenario:
             _, r_expr, meaning = m.SCENARIOS[opt.scenario]
             number = {1: "14", 2: "15", 3: "17", 4: "18"}[opt.scenario]
-            out.append(f"  scenario {opt.scenario}: {meaning}")
-            out.append("  " + _line(Step(sp.Symbol(f"R_{opt.scenario}"), r_expr, r_expr, number), vals, latex))
+            text(f"scenario {opt.scenario}: {meaning}")
+            eq(Step(sp.Symbol(f"R_{opt.scenario}"), r_expr, r_expr, number), vals)
             if opt.scenario == 4:
                 thr = opt.values["beta_threshold"]
                 wins = float(opt.beta) < thr
-                out.append("  " + _line(Step(sp.Symbol("beta_max"), m.BETA_THRESHOLD, m.BETA_THRESHOLD, "19"),
-                                        vals, latex))
-                out.append(f"  β = {fnum(float(opt.beta))} {'<' if wins else '≥'} β_max = {fnum(thr)}, so "
-                           f"{opt.label} {'win' if wins else 'lose'}")
-    return "\n".join(out)
+                eq(Step(sp.Symbol("beta_max"), m.BETA_THRESHOLD, m.BETA_THRESHOLD, "19"), vals)
+                text(f"β = {fnum(float(opt.beta))} {'<' if wins else '≥'} β_max = {fnum(thr)}, so "
+                     f"{opt.label} {'win' if wins else 'lose'}")
+    if latex:
+        return latex_document(lines)
+    return "\n".join(("  " + content if kind == "eq" else content) for kind, content in lines)
