@@ -112,48 +112,49 @@ def _files(directory: Path) -> dict[str, list[Path]]:
     return found
 
 
-@lru_cache(maxsize=None)
-def _load(dirs: tuple[Path, ...]) -> Catalogue:
-    cat = Catalogue()
-    for rank, directory in enumerate(dirs):
-        for key, paths in sorted(_files(directory).items()):
-            if len(paths) > 1:
-                problem = (f"GPU spec {key!r}: two files in {directory} ({', '.join(p.name for p in paths)}); "
-                           "keep one")
-                spec, path = None, paths[0]
-            else:
-                path = paths[0]
-                try:
-                    spec, problem = load_spec_file(path), ""
-                except TcAdvisorError as exc:
-                    spec, problem = None, str(exc)
-            previous = cat.specs.pop(key, None) or cat.broken.pop(key, None)
-            if previous is not None:
-                what = "the bundled GPU spec" if cat.rank[key] == 0 else "the GPU spec"
-                cat.notes.append((f"override:{path}", f"note: {path} overrides {what} {key!r} ({previous.path})"))
-            cat.rank[key] = rank
-            if spec is None:
-                names, device_names = _lenient_names(path)
-                if isinstance(previous, GpuSpec):  # asking for the shadowed GPU asks for this file
-                    names += (previous.name, *previous.aliases)
-                    device_names += previous.device_names
-                cat.broken[key] = BrokenSpec(key, path, problem, (key, *names), device_names)
-                cat.notes.append((f"broken:{path}", f"warning: skipping {problem} (an error only if this GPU "
-                                                    "is asked for)"))
-                continue
-            if rank == 0 and spec.default:
-                if cat.default_key:
-                    raise RuntimeError(f"bundled specs {cat.default_key} and {key} are both marked default")
-                cat.default_key = key
-            elif rank > 0 and spec.default and key != cat.default_key:
-                cat.notes.append((f"default:{path}", f"note: {path}: 'default: true' is read only from bundled "
-                                                     "specs and is ignored here (choose a GPU with --gpu)"))
-            cat.specs[key] = spec
-    if not cat.default_key:
-        raise RuntimeError("no bundled GPU spec is marked default: the installation is damaged")
-    if cat.default_key in cat.specs:
-        cat.specs = {k: dataclasses.replace(s, default=(k == cat.default_key)) for k, s in cat.specs.items()}
-    # Names and aliases: a later directory's claim wins, with a note; keys always win over aliases.
+def _load_one(directory: Path, key: str, paths: list[Path]) -> tuple[Path, GpuSpec | None, str]:
+    """The file of ``key`` in ``directory``, its spec (or ``None``) and the problem if it failed."""
+    if len(paths) > 1:
+        return paths[0], None, (f"GPU spec {key!r}: two files in {directory} "
+                                f"({', '.join(p.name for p in paths)}); keep one")
+    try:
+        return paths[0], load_spec_file(paths[0]), ""
+    except TcAdvisorError as exc:
+        return paths[0], None, str(exc)
+
+
+def _add(cat: Catalogue, rank: int, key: str, path: Path, spec: GpuSpec | None, problem: str) -> None:
+    """Put one file in the catalogue: it replaces an earlier file of its key, loaded or not."""
+    previous = cat.specs.pop(key, None) or cat.broken.pop(key, None)
+    overrides = ""
+    if previous is not None:
+        what = "the bundled GPU spec" if cat.rank[key] == 0 else "the GPU spec"
+        overrides = f"{what} {key!r} ({previous.path})"
+    cat.rank[key] = rank
+    if spec is None:
+        names, device_names = _lenient_names(path)
+        if isinstance(previous, GpuSpec):  # asking for the shadowed GPU asks for this file
+            names += (previous.name, *previous.aliases)
+            device_names += previous.device_names
+        cat.broken[key] = BrokenSpec(key, path, problem, (key, *names), device_names)
+        shadows = f"; it overrides {overrides}" if overrides else ""
+        cat.notes.append((f"broken:{path}", f"warning: skipping {problem} (an error only if this GPU "
+                                            f"is asked for{shadows})"))
+        return
+    if overrides:
+        cat.notes.append((f"override:{path}", f"note: {path} overrides {overrides}"))
+    if rank == 0 and spec.default:
+        if cat.default_key:
+            raise RuntimeError(f"bundled specs {cat.default_key} and {key} are both marked default")
+        cat.default_key = key
+    elif spec.default and key != cat.default_key:
+        cat.notes.append((f"default:{path}", f"note: {path}: 'default: true' is read only from bundled "
+                                             "specs and is ignored here (choose a GPU with --gpu)"))
+    cat.specs[key] = spec
+
+
+def _index_names(cat: Catalogue) -> None:
+    """Names and aliases: a later directory's claim wins, with a note (keys are matched before names)."""
     for key in sorted(cat.specs, key=lambda k: cat.rank[k]):
         spec = cat.specs[key]
         for name in (spec.name, *spec.aliases):
@@ -161,13 +162,26 @@ def _load(dirs: tuple[Path, ...]) -> Catalogue:
             if other and other != key:
                 cat.notes.append((f"alias:{n}:{key}", f"note: {name!r} names both {other} and {key}; it now "
                                                       f"selects {key} ({spec.path}); --gpu {other} selects the other"))
-            if n:
-                cat.names[n] = key
-    # A broken file claims only the names no loaded spec claims (the key of a spec it shadows included).
+            cat.names[n] = key
+    # A broken file claims only the names no loaded spec claims (those of a spec it shadows included).
     for key in sorted(cat.broken, key=lambda k: cat.rank[k]):
         for name in cat.broken[key].names:
             cat.names.setdefault(_norm(name), key)
     cat.names.pop("", None)
+
+
+@lru_cache(maxsize=None)
+def _load(dirs: tuple[Path, ...]) -> Catalogue:
+    """The catalogue of ``dirs`` (the bundled directory first); cached per list of directories."""
+    cat = Catalogue()
+    for rank, directory in enumerate(dirs):
+        for key, paths in sorted(_files(directory).items()):
+            _add(cat, rank, key, *_load_one(directory, key, paths))
+    if not cat.default_key:
+        raise RuntimeError("no bundled GPU spec is marked default: the installation is damaged")
+    # the default is a key: its spec (bundled or the user's override) is the one marked default
+    cat.specs = {k: dataclasses.replace(s, default=(k == cat.default_key)) for k, s in cat.specs.items()}
+    _index_names(cat)
     return cat
 
 
@@ -236,6 +250,16 @@ def find_spec(query: str) -> GpuSpec:
         f"unknown GPU {query!r}{hint}; expected a path to a YAML spec or one of: {', '.join(known)}"
         " (see 'tcadvisor gpus')"
     )
+
+
+def as_spec(gpu: GpuSpec | str | os.PathLike) -> GpuSpec:
+    """What the Python API accepts for a GPU: a :class:`GpuSpec`, a key, alias or name, or a spec file."""
+    if isinstance(gpu, GpuSpec):
+        return gpu
+    if isinstance(gpu, (str, os.PathLike)):
+        return find_spec(os.fspath(gpu))
+    raise TcAdvisorError(f"expected a GPU (a GpuSpec, a name such as 'h100', or a spec file), "
+                         f"got {type(gpu).__name__} {gpu!r:.60}")
 
 
 def detect_local_gpu_name() -> str | None:
