@@ -4,7 +4,7 @@ The package is organised by what a reader looks for:
 
 * :mod:`tcadvisor.model`        — the roofline model with α and β, in SymPy (the one source of the equations)
 * :mod:`tcadvisor.stencil`      — stencils, their fused supports, K, K_t and β
-* :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml``
+* :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml`` (format: ``docs/hwspec-format.md``)
 * :mod:`tcadvisor.impls`        — implementation profiles from ``models/*.yaml``
 * :mod:`tcadvisor.transforms`   — α by construction (ConvStencil, SPIDER, ...) with NumPy emulations
 * :mod:`tcadvisor.alpha_policy` — which α an option uses and where it came from

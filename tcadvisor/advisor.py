@@ -56,7 +56,8 @@ class Option:
     alpha_note: str = ""
     beta: Fraction = Fraction(1)
     peak: float = float("nan")  # FLOP/s of the instruction (or unit) executed
-    peak_note: str = ""
+    peak_note: str = ""  # which rate: the instruction's own, or the precision's
+    peak_source: str = ""  # the spec's citation for it
     values: dict = field(default_factory=dict)  # the model's outputs for this option
     scenario: int | None = None
     decision: str | None = None
@@ -155,14 +156,18 @@ def _unavailable(unit: str, fuse: int, reason: str, impl: ImplProfile | None = N
     return Option(unit=unit, available=False, fuse=fuse, reason=reason, impl=impl, skipped=skipped)
 
 
-def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tuple[float, str]:
-    """FLOP/s of the instruction executed, and where that figure comes from."""
-    finder = getattr(gpu, "instruction_peak", None)
-    if shape is not None and finder is not None:
-        rate = finder(unit, precision, shape)
+def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tuple[float, str, str]:
+    """FLOP/s of the instruction executed, a short note saying which rate it is, and the spec's source."""
+    label = f"{precision.upper()} rate of the {UNIT_LABELS[unit]}"
+    if shape is not None:
+        rate = gpu.instruction_peak(unit, precision, shape)
+        if rate is not None and not rate.inherited:
+            return rate.value, f"the {shape} rate", rate.source
         if rate is not None:
-            return rate.value, rate.source
-    return gpu.peak(unit, precision), f"{precision.upper()} peak of the {UNIT_LABELS[unit]}"
+            return rate.value, f"{label}; the spec gives {shape} no rate of its own", rate.source
+        source = gpu.peaks[unit][precision].source
+        return gpu.peak(unit, precision), f"{label}; the spec lists no {precision.upper()} instructions", source
+    return gpu.peak(unit, precision), label, gpu.peaks[unit][precision].source
 
 
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
@@ -178,12 +183,11 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     precision, _ = impl.precision_for(dtype, gpu)
     S = BYTES[dtype]
     K = stencil.K
-    rows: list[tuple[int, Fraction, ResolvedAlpha | None, float, str]] = []
+    rows: list[tuple[int, Fraction, ResolvedAlpha | None, tuple[float, str, str]]] = []
     out_of_budget: dict[int, str] = {}
     for t in fuses:
         if unit == "cuda_core":
-            peak, note = _peak(gpu, unit, precision, None)
-            rows.append((t, Fraction(1), None, peak, note))
+            rows.append((t, Fraction(1), None, _peak(gpu, unit, precision, None)))
             continue
         try:
             resolved = resolve_alpha(impl, choice, stencil, t, precision, gpu)
@@ -193,19 +197,18 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
             continue
         except UnavailableError as exc:
             return [_unavailable(unit, tt, str(exc), impl) for tt in fuses]
-        peak, note = _peak(gpu, unit, precision, resolved.mma)
-        rows.append((t, beta, resolved, peak, note))
+        rows.append((t, beta, resolved, _peak(gpu, unit, precision, resolved.mma)))
     options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
                                   for t, why_ in out_of_budget.items()}
     if rows:
         ts = np.array([row[0] for row in rows], dtype=float)
         betas = np.array([float(row[1]) for row in rows])
         alphas = np.array([float(row[2].alpha) if row[2] else 1.0 for row in rows])
-        peaks = np.array([row[3] for row in rows])
+        peaks = np.array([row[3][0] for row in rows])
         p_cc = peaks if unit == "cuda_core" else (cc_peak if cc_peak is not None else np.nan)
         out = model.evaluate(K, ts, betas, alphas, S, gpu.bandwidth.value, p_cc, peaks)
         arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(rows),)) for k, v in out.items()}
-        for i, (t, beta, resolved, peak, note) in enumerate(rows):
+        for i, (t, beta, resolved, (peak, note, source)) in enumerate(rows):
             values = {k: float(v[i]) for k, v in arrays.items()}
             opt = Option(
                 unit=unit, available=True, fuse=t, impl=impl, precision=precision,
@@ -213,7 +216,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
                 alpha=resolved.alpha if resolved else Fraction(1),
                 alpha_source=resolved.source if resolved else None,
                 alpha_note=resolved.note if resolved else "",
-                beta=beta, peak=peak, peak_note=note, values=values,
+                beta=beta, peak=peak, peak_note=note, peak_source=source, values=values,
             )
             if unit != "cuda_core" and cc_peak is not None:
                 from .wording import decision_text

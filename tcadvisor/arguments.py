@@ -37,22 +37,9 @@ def as_dtype(value: Any) -> str:
 
 def as_gpu(value: Any):
     """A GpuSpec, a GPU key/alias/name or spec path; ``None`` means the embedded default spec."""
-    from .hardware import GpuSpec, default_spec, find_spec
+    from .hardware import as_spec, default_spec
 
-    if value is None:
-        return default_spec()
-    if isinstance(value, GpuSpec):
-        return value
-    if isinstance(value, str):
-        return find_spec(value)
-    try:
-        import os
-
-        if isinstance(value, os.PathLike):
-            return find_spec(os.fspath(value))
-    except TypeError:
-        pass
-    raise TcAdvisorError(f"GPU {_describe(value)} is neither a GpuSpec nor a GPU name or spec file (see 'tcadvisor gpus')")
+    return default_spec() if value is None else as_spec(value)
 
 
 def as_impl(value: Any):

@@ -115,6 +115,18 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def _instruction_rates(spec) -> dict:
+    """unit -> precision -> [{shape, tflops, own, source}] for every shape the spec lists."""
+    out = {}
+    for unit, per in spec.mma_shapes.items():
+        for precision, shapes in per.items():
+            rates = [(shape, spec.instruction_peak(unit, precision, shape)) for shape in shapes]
+            out.setdefault(unit, {})[precision] = [
+                {"shape": str(shape), "tflops": rate.value / 1e12, "own": not rate.inherited, "source": rate.source}
+                for shape, rate in rates]
+    return out
+
+
 def cmd_gpus(args) -> int:
     from .hardware import PRECISIONS, UNITS, catalog
     from .report import text_table, fnum
@@ -122,8 +134,10 @@ def cmd_gpus(args) -> int:
     specs = sorted(catalog().values(), key=lambda s: (not s.default, s.vendor != "NVIDIA", s.key))
     if args.json:
         out = [{"key": s.key, "name": s.name, "vendor": s.vendor, "aliases": list(s.aliases),
-                "default": s.default, "bandwidth_gbs": s.bandwidth.value / 1e9,
-                "peak_tflops": {u: {p: r.value / 1e12 for p, r in s.peaks.get(u, {}).items()} for u in UNITS}}
+                "default": s.default, "bundled": s.bundled, "path": str(s.path), "schema": s.schema,
+                "bandwidth_gbs": s.bandwidth.value / 1e9,
+                "peak_tflops": {u: {p: r.value / 1e12 for p, r in s.peaks.get(u, {}).items()} for u in UNITS},
+                "instructions": _instruction_rates(s)}
                for s in specs]
         print(json.dumps(out, indent=2))
         return 0
@@ -132,12 +146,28 @@ def cmd_gpus(args) -> int:
             ("tensor_core", "fp16"), ("sparse_tensor_core", "tf32"), ("sparse_tensor_core", "fp16")]
     rows = []
     for s in specs:
-        row = [s.key + (" *" if s.default else ""), ",".join(s.aliases[:3]), fnum(s.bandwidth.value / 1e9)]
+        mark = (" *" if s.default else "") + ("" if s.bundled else " †")
+        row = [s.key + mark, ",".join(s.aliases[:3]), fnum(s.bandwidth.value / 1e9)]
         row += [fnum(s.peak(u, p) / 1e12) if s.has(u, p) else "–" for u, p in cols]
         rows.append(row)
     print("\n".join(text_table(headers, rows, "llrrrrrrrr")))
     print("\nPeaks in TFLOP/s (sparse: the vendor's dense-equivalent 'with sparsity' rate); * = embedded default.")
-    print(f"Precisions a spec may list: {', '.join(PRECISIONS)}. Every number's source is in its YAML file.")
+    user = [s for s in specs if not s.bundled]
+    if user:
+        print("† = the user's spec file: " + "; ".join(f"{s.key} {s.path}" for s in user))
+    short = {"tensor_core": "TC", "sparse_tensor_core": "SpTC"}
+    per_shape = []
+    for s in specs:
+        for unit, per in _instruction_rates(s).items():
+            for precision, rates in per.items():
+                if any(r["own"] for r in rates):  # only where the spec says more than one rate per precision
+                    listed = ", ".join(f"{r['shape']} {r['tflops']:.6g}{'' if r['own'] else '='}" for r in rates)
+                    per_shape.append([s.key, f"{short[unit]} {precision}", listed])
+    if per_shape:
+        print("\nPer-instruction peaks in TFLOP/s (= : no rate of its own in the spec; the precision's rate applies):")
+        print("\n".join(text_table(["key", "unit", "instruction peaks"], per_shape, "lll")))
+    print(f"\nPrecisions a spec may list: {', '.join(PRECISIONS)}. Every number's source is in its YAML file "
+          "('tcadvisor gpus --json' shows each instruction's).")
     return 0
 
 
@@ -176,17 +206,24 @@ def cmd_impls(args) -> int:
 
 
 def cmd_reproduce(args) -> int:
-    from .paper import all_tables, format_tables
+    from .hardware import catalog
+    from .paper import PAPER_GPU, all_tables, format_tables, paper_gpu
 
-    tables = all_tables()
+    gpu = paper_gpu()  # the bundled spec, whatever the user's spec directories hold
+    override = catalog().get(PAPER_GPU)
+    if override is not None and not override.bundled:
+        print(f"tcadvisor: note: reproduce-paper uses the bundled spec {gpu.path} (the paper's GPU), "
+              f"not {override.path}", file=sys.stderr)
+    tables = all_tables(gpu)
     if args.json:
         out = {title: [{"row": r.label, "note": r.note,
                         "cells": [{"name": c.name, "printed": c.printed, "model": c.value, "match": c.ok,
                                    "note": c.note} for c in r.cells]} for r in rows]
                for title, rows in tables.items()}
+        out["spec"] = {"key": gpu.key, "name": gpu.name, "path": str(gpu.path), "bundled": gpu.bundled}
         print(json.dumps(out, indent=2))
     else:
-        print(format_tables(tables))
+        print(format_tables(tables, gpu))
     return 0
 
 

@@ -1,281 +1,265 @@
-"""Hardware descriptions: one YAML file per GPU in ``hwspecs/``.
+"""Hardware descriptions: the catalogue of GPU specs and how ``--gpu`` picks one.
 
-In the manner of kerncraft's machine files, a GPU is data, not code: memory
-bandwidth, peak FLOP/s per execution unit and precision, the MMA shapes its
-Tensor Cores execute, and a source for every number.  A unit or precision the
-GPU does not have is simply absent (no GPU has sparse FP64), which the advisor
-reports as "not available" rather than as an error.
+One YAML file per GPU: the bundled ones in ``hwspecs/``, the user's own (for
+example calibrations of their GPU) in the directories named by
+``TCADVISOR_HWSPEC_PATH``.  The data model is in :mod:`tcadvisor.hardware_spec`,
+the file format (``docs/hwspec-format.md``) in :mod:`tcadvisor.hardware_schema`.
 
-Numbers in the files are in GB/s (or TB/s) and TFLOP/s; :class:`GpuSpec` holds
-them in bytes/s and FLOP/s.
+Rules of the catalogue, so that one bad file never breaks every command:
+
+* A file that fails to load is skipped with a one-line warning on stderr; it is
+  an error only when its GPU is asked for (by key, name or alias, or when it is
+  the spec of the detected GPU).
+* The key of a spec is its file stem (``.yaml`` or ``.yml``).  A user file with
+  the key of a bundled spec overrides it, and a later directory overrides an
+  earlier one; each override is said once in a note.
+* The default GPU (used when no GPU is detected) is the key of the one bundled
+  file marked ``default: true``: the paper's A100 80GB PCIe.  ``default:`` in a
+  user file is ignored with a note; a user file overriding that key is used as
+  the default, like everywhere else that key is asked for.
+* Warnings and notes are said once per process.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
-
-import yaml
 
 from .data import data_dir
 from .errors import TcAdvisorError
-from .mma import MmaShape
-
-#: Execution units, in the order the advisor reports them.
-UNITS = ("cuda_core", "tensor_core", "sparse_tensor_core")
-UNIT_LABELS = {
-    "cuda_core": "CUDA cores",
-    "tensor_core": "Tensor Cores",
-    "sparse_tensor_core": "Sparse Tensor Cores",
-}
-#: Precisions a spec may give rates for.
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16")
-_BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
-TFLOPS = 1e12
+from .hardware_schema import load_spec_file, parse_spec, read_yaml  # noqa: F401 - public API
+from .hardware_spec import MMA_UNITS, PRECISIONS, UNIT_LABELS, UNITS, GpuSpec, Rate  # noqa: F401 - public API
 
 #: Environment variable naming extra directories of spec files (``os.pathsep``-separated).
 EXTRA_SPECS_ENV = "TCADVISOR_HWSPEC_PATH"
+SPEC_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
-class Rate:
-    """One number from a spec file, in SI units, with where it came from."""
+class BrokenSpec:
+    """A spec file that failed to load: skipped, an error only when asked for."""
 
-    value: float
-    source: str
-
-
-@dataclass(frozen=True)
-class GpuSpec:
     key: str
-    name: str
-    vendor: str
     path: Path
-    bandwidth: Rate  # bytes/s
-    peaks: Mapping[str, Mapping[str, Rate]]  # unit -> precision -> FLOP/s
-    mma_shapes: Mapping[str, Mapping[str, tuple[MmaShape, ...]]] = field(default_factory=dict)
-    architecture: str = ""
-    aliases: tuple[str, ...] = ()
+    problem: str  # the one-line error
+    names: tuple[str, ...] = ()  # key, name and aliases as far as they could be read
     device_names: tuple[str, ...] = ()
-    default: bool = False
-
-    def peak(self, unit: str, precision: str) -> float | None:
-        """Peak FLOP/s of ``unit`` at ``precision``, or ``None`` where the GPU has none."""
-        rate = self.peaks.get(unit, {}).get(precision)
-        return None if rate is None else rate.value
-
-    def has(self, unit: str, precision: str) -> bool:
-        return self.peak(unit, precision) is not None
-
-    def ridge(self, unit: str, precision: str) -> float | None:
-        """Ridge point P/B in FLOP/byte."""
-        peak = self.peak(unit, precision)
-        return None if peak is None else peak / self.bandwidth.value
-
-    def shapes(self, unit: str, precision: str) -> tuple[MmaShape, ...]:
-        return self.mma_shapes.get(unit, {}).get(precision, ())
-
-    @property
-    def short(self) -> str:
-        """The name used in tables: the first alias, else the file stem."""
-        return self.aliases[0] if self.aliases else self.key
 
 
-# --------------------------------------------------------------------------- parsing
+@dataclass
+class Catalogue:
+    specs: dict[str, GpuSpec] = field(default_factory=dict)  # by key, after overrides
+    broken: dict[str, BrokenSpec] = field(default_factory=dict)  # by key; takes the key from a spec it shadows
+    rank: dict[str, int] = field(default_factory=dict)  # key -> index of its directory (0 = bundled)
+    names: dict[str, str] = field(default_factory=dict)  # normalised name or alias -> key
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (identifier, message), said once
+    default_key: str = ""
 
 
-def _fail(path: Path, where: str, problem: str) -> TcAdvisorError:
-    return TcAdvisorError(f"GPU spec {path}: field '{where}': {problem}")
+_SAID: set[str] = set()
 
 
-def _number(path: Path, where: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(path, where, f"expected a positive number, got {value!r}")
-    if not value > 0 or value != value or value == float("inf"):
-        raise _fail(path, where, f"expected a positive finite number, got {value!r}")
-    return float(value)
-
-
-def _source(path: Path, where: str, entry: Mapping, sources: Mapping[str, str]) -> str:
-    src = entry.get("source")
-    if not isinstance(src, str) or not src.strip():
-        raise _fail(path, where + ".source", "every number needs a source (a key of 'sources' or a citation)")
-    return sources.get(src, src)
-
-
-def _rate(path: Path, where: str, entry: Any, sources: Mapping[str, str], scale: float) -> Rate:
-    if not isinstance(entry, Mapping):
-        raise _fail(path, where, f"expected a mapping with 'value' and 'source', got {entry!r}")
-    if "value" not in entry:
-        raise _fail(path, where + ".value", "missing")
-    value = _number(path, where + ".value", entry["value"])
-    return Rate(value * scale, _source(path, where, entry, sources))
-
-
-def parse_spec(raw: Any, path: Path) -> GpuSpec:
-    """Validate the content of one spec file and build a :class:`GpuSpec`."""
-    if not isinstance(raw, Mapping):
-        raise TcAdvisorError(f"GPU spec {path}: expected a YAML mapping at the top level")
-    for required in ("name", "bandwidth", "peak"):
-        if required not in raw:
-            raise _fail(path, required, "missing (a spec needs name, bandwidth and peak)")
-    name = raw["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise _fail(path, "name", f"expected a non-empty string, got {name!r}")
-    sources = raw.get("sources") or {}
-    if not isinstance(sources, Mapping) or not all(isinstance(v, str) for v in sources.values()):
-        raise _fail(path, "sources", "expected a mapping of key to citation text")
-
-    bw = raw["bandwidth"]
-    unit = bw.get("unit", "GB/s") if isinstance(bw, Mapping) else None
-    if unit not in _BANDWIDTH_UNITS:
-        raise _fail(path, "bandwidth.unit", f"expected one of {', '.join(_BANDWIDTH_UNITS)}, got {unit!r}")
-    bandwidth = _rate(path, "bandwidth", bw, sources, _BANDWIDTH_UNITS[unit])
-
-    peak_raw = raw["peak"]
-    if not isinstance(peak_raw, Mapping) or not peak_raw:
-        raise _fail(path, "peak", "expected a mapping of unit -> precision -> {value, source}")
-    peaks: dict[str, dict[str, Rate]] = {}
-    for unit_name, per_precision in peak_raw.items():
-        if unit_name not in UNITS:
-            raise _fail(path, f"peak.{unit_name}", f"unknown unit; expected one of {', '.join(UNITS)}")
-        if not isinstance(per_precision, Mapping):
-            raise _fail(path, f"peak.{unit_name}", "expected a mapping of precision -> {value, source}")
-        peaks[unit_name] = {}
-        for precision, entry in per_precision.items():
-            if precision not in PRECISIONS:
-                raise _fail(
-                    path, f"peak.{unit_name}.{precision}",
-                    f"unknown precision; expected one of {', '.join(PRECISIONS)}",
-                )
-            peaks[unit_name][precision] = _rate(path, f"peak.{unit_name}.{precision}", entry, sources, TFLOPS)
-    if "cuda_core" not in peaks or not peaks["cuda_core"]:
-        raise _fail(path, "peak.cuda_core", "missing: every GPU needs CUDA-core (vector) rates")
-
-    shapes: dict[str, dict[str, tuple[MmaShape, ...]]] = {}
-    shapes_raw = raw.get("mma_shapes") or {}
-    if not isinstance(shapes_raw, Mapping):
-        raise _fail(path, "mma_shapes", "expected a mapping of unit -> precision -> [shapes]")
-    if shapes_raw and not any(k == "source" for k in shapes_raw):
-        raise _fail(path, "mma_shapes.source", "MMA shapes need a source too")
-    for unit_name, per_precision in shapes_raw.items():
-        if unit_name == "source":
-            continue
-        if unit_name not in ("tensor_core", "sparse_tensor_core"):
-            raise _fail(path, f"mma_shapes.{unit_name}", "expected tensor_core or sparse_tensor_core")
-        shapes[unit_name] = {}
-        for precision, listed in (per_precision or {}).items():
-            where = f"mma_shapes.{unit_name}.{precision}"
-            if precision not in PRECISIONS:
-                raise _fail(path, where, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
-            if precision not in peaks.get(unit_name, {}):
-                raise _fail(path, where, f"shapes given for a precision with no rate under peak.{unit_name}")
-            if not isinstance(listed, list) or not listed:
-                raise _fail(path, where, "expected a non-empty list such as [m16n8k8]")
-            try:
-                shapes[unit_name][precision] = tuple(MmaShape.parse(s) for s in listed)
-            except TcAdvisorError as exc:
-                raise _fail(path, where, str(exc)) from None
-
-    aliases = raw.get("aliases") or []
-    device_names = raw.get("device_names") or []
-    for where, seq in (("aliases", aliases), ("device_names", device_names)):
-        if not isinstance(seq, list) or not all(isinstance(s, str) and s for s in seq):
-            raise _fail(path, where, "expected a list of non-empty strings")
-    return GpuSpec(
-        key=path.stem,
-        name=name.strip(),
-        vendor=str(raw.get("vendor", "")),
-        architecture=str(raw.get("architecture", "")),
-        path=path,
-        bandwidth=bandwidth,
-        peaks=peaks,
-        mma_shapes=shapes,
-        aliases=tuple(a.lower() for a in aliases),
-        device_names=tuple(device_names),
-        default=bool(raw.get("default", False)),
-    )
-
-
-def load_spec_file(path: str | os.PathLike) -> GpuSpec:
-    """Load and validate one spec file; errors name the file and the field."""
-    path = Path(path)
-    if not path.is_file():
-        raise TcAdvisorError(f"GPU spec file {str(path)!r} does not exist")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise TcAdvisorError(f"GPU spec {path}: not valid YAML{where}: {problem}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TcAdvisorError(f"GPU spec {path}: cannot be read ({exc})") from None
-    return parse_spec(raw, path)
-
-
-# --------------------------------------------------------------------------- catalogue
-
-
-def _spec_dirs() -> list[Path]:
-    dirs = [data_dir("hwspecs")]
-    for extra in os.environ.get(EXTRA_SPECS_ENV, "").split(os.pathsep):
-        if extra and Path(extra).is_dir():
-            dirs.append(Path(extra))
-    return dirs
-
-
-@lru_cache(maxsize=None)
-def _catalog(dirs: tuple[Path, ...]) -> dict[str, GpuSpec]:
-    specs: dict[str, GpuSpec] = {}
-    for directory in dirs:
-        for path in sorted(directory.glob("*.yaml")):
-            spec = load_spec_file(path)
-            specs[spec.key] = spec  # later directories (user calibrations) override
-    return specs
-
-
-def catalog() -> dict[str, GpuSpec]:
-    """All known GPU specs by key (bundled ones plus :data:`EXTRA_SPECS_ENV` dirs)."""
-    return _catalog(tuple(_spec_dirs()))
-
-
-def default_spec() -> GpuSpec:
-    specs = [s for s in catalog().values() if s.default]
-    if len(specs) != 1:
-        raise RuntimeError(f"exactly one bundled spec must be marked default, found {len(specs)}")
-    return specs[0]
+def _say(notes: list[tuple[str, str]]) -> None:
+    for ident, message in notes:
+        if ident not in _SAID:
+            _SAID.add(ident)
+            print(f"tcadvisor: {message}", file=sys.stderr)
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+def _spec_dirs() -> tuple[tuple[Path, ...], list[tuple[str, str]]]:
+    dirs, notes = [data_dir("hwspecs")], []
+    for extra in os.environ.get(EXTRA_SPECS_ENV, "").split(os.pathsep):
+        if not extra:
+            continue
+        if Path(extra).is_dir():
+            dirs.append(Path(extra))
+        else:
+            what = "a file" if Path(extra).exists() else "missing"
+            notes.append((f"dir:{extra}", f"warning: {EXTRA_SPECS_ENV} names {extra!r}, which is {what}, "
+                                          "not a directory of spec files; ignored"))
+    return tuple(dirs), notes
+
+
+def _lenient_names(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Name, aliases and device names of a broken file, where they can still be read."""
+    try:
+        raw = read_yaml(path)
+    except TcAdvisorError:
+        return (), ()
+    if not isinstance(raw, dict):
+        return (), ()
+
+    def strings(value):
+        return tuple(s for s in (value if isinstance(value, list) else [value]) if isinstance(s, str) and s.strip())
+    return strings(raw.get("name")) + strings(raw.get("aliases")), strings(raw.get("device_names"))
+
+
+def _files(directory: Path) -> dict[str, list[Path]]:
+    found: dict[str, list[Path]] = {}
+    for path in sorted(p for s in SPEC_SUFFIXES for p in directory.glob("*" + s)):
+        found.setdefault(path.stem, []).append(path)
+    return found
+
+
+def _load_one(directory: Path, key: str, paths: list[Path]) -> tuple[Path, GpuSpec | None, str]:
+    """The file of ``key`` in ``directory``, its spec (or ``None``) and the problem if it failed."""
+    if len(paths) > 1:
+        return paths[0], None, (f"GPU spec {key!r}: two files in {directory} "
+                                f"({', '.join(p.name for p in paths)}); keep one")
+    try:
+        return paths[0], load_spec_file(paths[0]), ""
+    except TcAdvisorError as exc:
+        return paths[0], None, str(exc)
+
+
+def _add(cat: Catalogue, rank: int, key: str, path: Path, spec: GpuSpec | None, problem: str) -> None:
+    """Put one file in the catalogue: it replaces an earlier file of its key, loaded or not."""
+    previous = cat.specs.pop(key, None) or cat.broken.pop(key, None)
+    overrides = ""
+    if previous is not None:
+        what = "the bundled GPU spec" if cat.rank[key] == 0 else "the GPU spec"
+        overrides = f"{what} {key!r} ({previous.path})"
+    cat.rank[key] = rank
+    if spec is None:
+        names, device_names = _lenient_names(path)
+        if isinstance(previous, GpuSpec):  # asking for the shadowed GPU asks for this file
+            names += (previous.name, *previous.aliases)
+            device_names += previous.device_names
+        cat.broken[key] = BrokenSpec(key, path, problem, (key, *names), device_names)
+        shadows = f"; it overrides {overrides}" if overrides else ""
+        cat.notes.append((f"broken:{path}", f"warning: skipping {problem} (an error only if this GPU "
+                                            f"is asked for{shadows})"))
+        return
+    if overrides:
+        cat.notes.append((f"override:{path}", f"note: {path} overrides {overrides}"))
+    if rank == 0 and spec.default:
+        if cat.default_key:
+            raise RuntimeError(f"bundled specs {cat.default_key} and {key} are both marked default")
+        cat.default_key = key
+    elif spec.default and key != cat.default_key:
+        cat.notes.append((f"default:{path}", f"note: {path}: 'default: true' is read only from bundled "
+                                             "specs and is ignored here (choose a GPU with --gpu)"))
+    cat.specs[key] = spec
+
+
+def _index_names(cat: Catalogue) -> None:
+    """Names and aliases: a later directory's claim wins, with a note (keys are matched before names)."""
+    for key in sorted(cat.specs, key=lambda k: cat.rank[k]):
+        spec = cat.specs[key]
+        for name in (spec.name, *spec.aliases):
+            n, other = _norm(name), cat.names.get(_norm(name))
+            if other and other != key:
+                cat.notes.append((f"alias:{n}:{key}", f"note: {name!r} names both {other} and {key}; it now "
+                                                      f"selects {key} ({spec.path}); --gpu {other} selects the other"))
+            cat.names[n] = key
+    # A broken file claims only the names no loaded spec claims (those of a spec it shadows included).
+    for key in sorted(cat.broken, key=lambda k: cat.rank[k]):
+        for name in cat.broken[key].names:
+            cat.names.setdefault(_norm(name), key)
+    cat.names.pop("", None)
+
+
+@lru_cache(maxsize=None)
+def _load(dirs: tuple[Path, ...]) -> Catalogue:
+    """The catalogue of ``dirs`` (the bundled directory first); cached per list of directories."""
+    cat = Catalogue()
+    for rank, directory in enumerate(dirs):
+        for key, paths in sorted(_files(directory).items()):
+            _add(cat, rank, key, *_load_one(directory, key, paths))
+    if not cat.default_key:
+        raise RuntimeError("no bundled GPU spec is marked default: the installation is damaged")
+    # the default is a key: its spec (bundled or the user's override) is the one marked default
+    cat.specs = {k: dataclasses.replace(s, default=(k == cat.default_key)) for k, s in cat.specs.items()}
+    _index_names(cat)
+    return cat
+
+
+def _catalogue() -> Catalogue:
+    dirs, notes = _spec_dirs()
+    _say(notes)
+    return _load(dirs)
+
+
+def catalog() -> dict[str, GpuSpec]:
+    """All GPU specs that loaded, by key (bundled ones overridden by the user's); says skipped files once."""
+    cat = _catalogue()
+    _say(cat.notes)
+    return dict(cat.specs)
+
+
+def bundled_spec(key: str) -> GpuSpec:
+    """A bundled spec by key, whatever the user's spec directories hold (the paper's A100 for the paper)."""
+    for suffix in SPEC_SUFFIXES:
+        path = data_dir("hwspecs") / f"{key}{suffix}"
+        if path.is_file():
+            return load_spec_file(path)
+    raise TcAdvisorError(f"no bundled GPU spec {key!r}")
+
+
+def _get(cat: Catalogue, key: str) -> GpuSpec:
+    """The spec of ``key``; a broken file's own error (and no warning about it) if it failed to load."""
+    broken = cat.broken.get(key)
+    if broken is not None:
+        _SAID.add(f"broken:{broken.path}")
+        _say(cat.notes)
+        raise TcAdvisorError(broken.problem)
+    _say(cat.notes)
+    return cat.specs[key]
+
+
+def default_spec() -> GpuSpec:
+    """The GPU used when none is detected: the paper's A100 80GB PCIe (or the user's file of that key)."""
+    cat = _catalogue()
+    return _get(cat, cat.default_key)
+
+
+def _looks_like_path(query: str) -> bool:
+    return query.lower().endswith(SPEC_SUFFIXES) or any(sep and sep in query for sep in (os.sep, os.altsep))
 
 
 def find_spec(query: str) -> GpuSpec:
     """Resolve ``--gpu``: a file path, a spec key, an alias or the GPU's full name."""
     query = str(query).strip()
-    if query.endswith((".yaml", ".yml")) or os.sep in query:
+    if _looks_like_path(query):
         return load_spec_file(query)
-    specs = catalog()
+    cat = _catalogue()
     wanted = _norm(query)
-    for spec in specs.values():
-        names = (spec.key, spec.name, *spec.aliases)
-        if any(_norm(n) == wanted for n in names):
-            return spec
-    known = sorted({a for s in specs.values() for a in (s.aliases[:1] or (s.key,))})
-    every = [n for s in specs.values() for n in (s.key, *s.aliases)]
+    keys = {_norm(k): k for k in (*cat.specs, *cat.broken)}
+    key = keys.get(wanted) or cat.names.get(wanted)
+    if key is not None and wanted:
+        return _get(cat, key)
+    if query and Path(query).exists():  # a file or directory in the working directory, named without a suffix
+        return load_spec_file(query)
+    _say(cat.notes)
+    known = sorted({s.aliases[0] if s.aliases else s.key for s in cat.specs.values()})
+    every = [n for s in cat.specs.values() for n in (s.key, *s.aliases)]
     close = difflib.get_close_matches(query.lower(), every, n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise TcAdvisorError(
         f"unknown GPU {query!r}{hint}; expected a path to a YAML spec or one of: {', '.join(known)}"
         " (see 'tcadvisor gpus')"
     )
+
+
+def as_spec(gpu: GpuSpec | str | os.PathLike) -> GpuSpec:
+    """What the Python API accepts for a GPU: a :class:`GpuSpec`, a key, alias or name, or a spec file."""
+    if isinstance(gpu, GpuSpec):
+        return gpu
+    if isinstance(gpu, (str, os.PathLike)):
+        return find_spec(os.fspath(gpu))
+    raise TcAdvisorError(f"expected a GPU (a GpuSpec, a name such as 'h100', or a spec file), "
+                         f"got {type(gpu).__name__} {gpu!r:.60}")
 
 
 def detect_local_gpu_name() -> str | None:
@@ -295,20 +279,34 @@ def detect_local_gpu_name() -> str | None:
 
 
 def spec_for_device_name(device: str) -> GpuSpec | None:
-    """The spec whose ``device_names`` occur in the driver's name for the GPU."""
-    hits = [
-        spec for spec in catalog().values()
-        if any(_norm(n) in _norm(device) for n in spec.device_names)
-    ]
-    # The longest match wins ("H100 PCIe" over "H100").
-    hits.sort(key=lambda s: -max(len(_norm(n)) for n in s.device_names if _norm(n) in _norm(device)))
-    return hits[0] if hits else None
+    """The spec whose ``device_names`` occur in the driver's name for the GPU.
+
+    The longest match wins ("H100 PCIe" over "H100"); on a tie the user's file
+    wins over a bundled one.  If the match is a file that failed to load, that
+    file's error is raised: this GPU is the one asked for.
+    """
+    cat = _catalogue()
+    device_n = _norm(device)
+    best: tuple[int, int, str] | None = None
+    for key in (*cat.specs, *cat.broken):
+        entry = cat.specs.get(key) or cat.broken[key]
+        hits = [len(_norm(n)) for n in entry.device_names if _norm(n) and _norm(n) in device_n]
+        if hits and (best is None or (max(hits), cat.rank[key]) > best[:2]):
+            best = (max(hits), cat.rank[key], key)
+    if best is None:
+        _say(cat.notes)
+        return None
+    return _get(cat, best[2])
 
 
 @dataclass(frozen=True)
 class ResolvedGpu:
     spec: GpuSpec
     note: str | None = None  # said on stderr when the choice was not explicit
+
+
+def _described(spec: GpuSpec) -> str:
+    return spec.name if spec.bundled else f"{spec.name} ({spec.path})"
 
 
 def resolve_gpu(query: str | None) -> ResolvedGpu:
@@ -318,13 +316,14 @@ def resolve_gpu(query: str | None) -> ResolvedGpu:
     device = detect_local_gpu_name()
     if device is None:
         spec = default_spec()
-        return ResolvedGpu(spec, f"no GPU detected; using the embedded default spec {spec.name} (--gpu to choose)")
+        return ResolvedGpu(spec, f"no GPU detected; using the embedded default spec {_described(spec)} "
+                                 "(--gpu to choose)")
     spec = spec_for_device_name(device)
     if spec is None:
         fallback = default_spec()
         return ResolvedGpu(
             fallback,
-            f"detected GPU {device!r} has no bundled spec; using {fallback.name} "
+            f"detected GPU {device!r} has no spec; using {_described(fallback)} "
             "(pass --gpu NAME or a YAML file of your own)",
         )
-    return ResolvedGpu(spec, f"using the spec of the detected GPU {device!r}: {spec.name}")
+    return ResolvedGpu(spec, f"using the spec of the detected GPU {device!r}: {_described(spec)}")

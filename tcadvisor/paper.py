@@ -1,9 +1,10 @@
 """The paper's Tables 2, 3 and 4 (analytical columns), and the model's values next to them.
 
 The printed values are data transcribed from "Do We Need Tensor Cores for
-Stencil Computations?" (SPEC §3); the model's values are computed by
-:func:`tcadvisor.model.evaluate` on the paper's GPU (the bundled A100 80GB PCIe
-spec).  A computed value *matches* a printed one when it rounds to it at the
+Stencil Computations?"; the model's values are computed by
+:func:`tcadvisor.model.evaluate` on the paper's GPU: always the bundled A100
+80GB PCIe spec, even where a user's spec file of the same key overrides it
+elsewhere, because the paper's numbers belong to the paper's hardware.  A computed value *matches* a printed one when it rounds to it at the
 printed number of decimals (either rounding convention: the paper rounds
 6.125 down in Table 2 and 10.125 up in Table 3).
 """
@@ -15,7 +16,7 @@ from fractions import Fraction
 
 from . import model
 from .dtypes import BYTES
-from .hardware import GpuSpec, find_spec
+from .hardware import GpuSpec, bundled_spec
 from .stencil import parse_stencil
 
 PAPER_GPU = "a100-80gb-pcie"
@@ -181,8 +182,13 @@ def table4(gpu: GpuSpec) -> list[Row]:
     return rows
 
 
+def paper_gpu() -> GpuSpec:
+    """The paper's GPU, from the bundled spec file (never a user's override)."""
+    return bundled_spec(PAPER_GPU)
+
+
 def all_tables(gpu: GpuSpec | None = None) -> dict[str, list[Row]]:
-    gpu = gpu or find_spec(PAPER_GPU)
+    gpu = gpu or paper_gpu()
     return {"Table 2": table2(gpu), "Table 3": table3(gpu), "Table 4": table4(gpu)}
 
 
@@ -195,8 +201,11 @@ def _shown(cell: Cell) -> str:
     return f"{cell.value:.{decimals}f}"
 
 
-def format_tables(tables: dict[str, list[Row]]) -> str:
-    out = ["Model (tcadvisor, on the bundled NVIDIA A100 80GB PCIe spec) next to the paper's printed values.",
+def format_tables(tables: dict[str, list[Row]], gpu: GpuSpec | None = None) -> str:
+    """The tables as text; ``gpu`` is the spec they were computed on (default: the paper's)."""
+    gpu = gpu or paper_gpu()
+    origin = "bundled" if gpu.bundled else "user"
+    out = [f"Model (tcadvisor, on the {origin} {gpu.name} spec, {gpu.path}) next to the paper's printed values.",
            "A cell matches when the model's value rounds to the printed one.", ""]
     mismatches = 0
     for title, rows in tables.items():
@@ -218,5 +227,5 @@ def format_tables(tables: dict[str, list[Row]]) -> str:
         out.append("")
     expected = len(INCONSISTENT)
     out.append(f"{mismatches} printed value(s) differ from the model; {expected} of them flagged as the paper's own "
-               "inconsistency (see SPEC §3).")
+               "inconsistency (explained beside the cell).")
     return "\n".join(out)

@@ -1,5 +1,6 @@
 """Hardware specs: every bundled file validates, every number has a source, bad files fail clearly."""
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -152,3 +153,182 @@ def test_extra_spec_dirs(tmp_path, monkeypatch):
     (tmp_path / "calibrated.yaml").write_text(GOOD.replace("Test GPU", "My calibrated GPU"))
     monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
     assert find_spec("calibrated").name == "My calibrated GPU"
+
+
+# --------------------------------------------------------------------------- the catalogue with user directories
+
+import json  # noqa: E402
+
+from tcadvisor.paper import INCONSISTENT  # noqa: E402
+
+BUNDLED_A100 = (Path(__file__).resolve().parent.parent / "hwspecs" / "a100-80gb-pcie.yaml").read_text()
+
+
+def stderr_lines(r):
+    return [line for line in r.stderr.splitlines() if line.strip()]
+
+
+def test_cli_survives_a_broken_user_file(run_cli, tmp_path):
+    (tmp_path / "broken.yaml").write_text("name: [unclosed\n")
+    env = {"TCADVISOR_HWSPEC_PATH": str(tmp_path)}
+    for args in (["gpus"], ["gpus", "--json"], ["advise", "Box-2D1R", "--fuse", "2", "--gpu", "h100"]):
+        r = run_cli(*args, env=env)
+        assert r.returncode == 0, r.stderr
+        lines = stderr_lines(r)
+        assert len(lines) == 1 and "warning" in lines[0] and str(tmp_path / "broken.yaml") in lines[0], r.stderr
+        assert "not valid YAML" in lines[0]
+    # asked for by its key: the file's own error, one line, exit 2 (and no warning about it as well)
+    r = run_cli("advise", "Box-2D1R", "--gpu", "broken", env=env)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = stderr_lines(r)
+    assert len(lines) == 1 and lines[0].startswith("tcadvisor: error:") and "broken.yaml" in lines[0], r.stderr
+
+
+def test_broken_user_file_named_by_alias_is_an_error_only_for_that_alias(run_cli, tmp_path):
+    (tmp_path / "mine.yaml").write_text("name: Mine\naliases: [mygpu, h100]\nbandwidth: 5\npeak: {}\n")
+    env = {"TCADVISOR_HWSPEC_PATH": str(tmp_path)}
+    r = run_cli("advise", "Box-2D1R", "--gpu", "mygpu", env=env)
+    assert r.returncode == 2 and "bandwidth must be a mapping with value and unit" in r.stderr
+    r = run_cli("advise", "Box-2D1R", "--fuse", "1", "--gpu", "h100", "--json", env=env)  # h100 stays the bundled one
+    assert r.returncode == 0 and json.loads(r.stdout)["gpu_key"] == "h100-sxm"
+
+
+def test_user_file_overrides_bundled_by_key_with_a_note(run_cli, tmp_path):
+    (tmp_path / "a100-80gb-pcie.yml").write_text(  # .yml is read too
+        BUNDLED_A100.replace("value: 1935", "value: 1000").replace("name: NVIDIA A100 80GB PCIe", "name: My A100"))
+    (tmp_path / "other.yaml").write_text(GOOD.replace("name: Test GPU", "name: Other\ndefault: true"))
+    env = {"TCADVISOR_HWSPEC_PATH": str(tmp_path)}
+    r = run_cli("gpus", "--json", env=env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    gpus = {g["key"]: g for g in json.loads(r.stdout)}
+    assert gpus["a100-80gb-pcie"]["name"] == "My A100" and gpus["a100-80gb-pcie"]["bandwidth_gbs"] == 1000
+    assert gpus["a100-80gb-pcie"]["bundled"] is False and gpus["other"]["bundled"] is False
+    # the default stays the A100 key, although 'other' says default: true
+    assert [k for k, g in gpus.items() if g["default"]] == ["a100-80gb-pcie"]
+    lines = stderr_lines(r)
+    assert any("overrides the bundled GPU spec 'a100-80gb-pcie'" in l and "a100-80gb-pcie.yml" in l for l in lines)
+    assert any("'default: true'" in l and "other.yaml" in l for l in lines)
+    assert len(lines) == 2, r.stderr
+    r = run_cli("advise", "Box-2D1R", "--fuse", "1", "--gpu", "a100", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)["gpu"] == "My A100"
+
+
+def test_reproduce_paper_uses_the_bundled_a100_despite_an_override(run_cli, tmp_path):
+    (tmp_path / "a100-80gb-pcie.yaml").write_text(BUNDLED_A100.replace("value: 1935", "value: 1000"))
+    plain = run_cli("reproduce-paper", "--json")
+    r = run_cli("reproduce-paper", "--json", env={"TCADVISOR_HWSPEC_PATH": str(tmp_path)})
+    assert r.returncode == 0 and plain.returncode == 0
+    out, ref = json.loads(r.stdout), json.loads(plain.stdout)
+    assert out == ref  # the same tables and the same (bundled) spec
+    assert out["spec"]["bundled"] is True and out["spec"]["path"].endswith("hwspecs/a100-80gb-pcie.yaml")
+    cells = [c for title, rows in out.items() if title != "spec" for row in rows for c in row["cells"]]
+    assert sum(c["match"] is False for c in cells) == len(INCONSISTENT)  # the paper's values, as without the override
+    assert any("uses the bundled spec" in l and str(tmp_path) in l for l in stderr_lines(r))
+    text = run_cli("reproduce-paper", env={"TCADVISOR_HWSPEC_PATH": str(tmp_path)})
+    assert "bundled NVIDIA A100 80GB PCIe spec" in text.stdout.splitlines()[0]
+    assert "hwspecs/a100-80gb-pcie.yaml" in text.stdout.splitlines()[0]
+
+
+def test_broken_override_of_a_bundled_key(run_cli, tmp_path):
+    (tmp_path / "h100-sxm.yaml").write_text(GOOD.replace("value: 1000", "value: 1e300"))
+    env = {"TCADVISOR_HWSPEC_PATH": str(tmp_path)}
+    r = run_cli("advise", "Box-2D1R", "--gpu", "h100", env=env)  # the bundled alias now names the user's file
+    assert r.returncode == 2 and len(stderr_lines(r)) == 1
+    assert "h100-sxm.yaml" in r.stderr and "write 1.0e+300" in r.stderr
+    r = run_cli("advise", "Box-2D1R", "--fuse", "1", "--gpu", "a100", env=env)
+    assert r.returncode == 0 and "skipping" in r.stderr
+
+
+def test_two_files_of_one_key_in_one_directory(run_cli, tmp_path):
+    (tmp_path / "twin.yaml").write_text(GOOD)
+    (tmp_path / "twin.yml").write_text(GOOD)
+    env = {"TCADVISOR_HWSPEC_PATH": str(tmp_path)}
+    assert run_cli("gpus", env=env).returncode == 0
+    r = run_cli("advise", "Box-2D1R", "--gpu", "twin", env=env)
+    assert r.returncode == 2 and "two files" in r.stderr and len(stderr_lines(r)) == 1
+
+
+def test_directory_as_gpu(run_cli, tmp_path):
+    for arg in (str(tmp_path), str(tmp_path) + "/"):
+        r = run_cli("advise", "Box-2D1R", "--gpu", arg)
+        assert r.returncode == 2 and "is a directory" in r.stderr and len(stderr_lines(r)) == 1
+
+
+def test_missing_spec_directory_is_a_warning(run_cli, tmp_path):
+    r = run_cli("gpus", env={"TCADVISOR_HWSPEC_PATH": str(tmp_path / "nowhere")})
+    assert r.returncode == 0 and "nowhere" in r.stderr and "ignored" in r.stderr
+
+
+def test_gpus_shows_per_instruction_rates(run_cli):
+    r = run_cli("gpus")
+    assert r.returncode == 0
+    measured = [l for l in r.stdout.splitlines() if l.startswith("h100-sxm-measured") and "TC fp64" in l]
+    assert len(measured) == 1 and "m8n8k4 33.2" in measured[0] and "m16n8k8 66.5," in measured[0]
+    gpus = {g["key"]: g for g in json.loads(run_cli("gpus", "--json").stdout)}
+    fp64 = {i["shape"]: i for i in gpus["h100-sxm-measured"]["instructions"]["tensor_core"]["fp64"]}
+    assert fp64["m8n8k4"]["tflops"] == 33.2 and fp64["m8n8k4"]["own"] is True
+    assert fp64["m16n8k16"]["own"] is False and fp64["m16n8k16"]["tflops"] == 66.5
+    a100 = gpus["a100-80gb-pcie"]["instructions"]["tensor_core"]["fp64"]
+    assert a100 == [{"shape": "m8n8k4", "tflops": 19.5, "own": False, "source": a100[0]["source"]}]
+
+
+def test_warnings_are_said_once_per_process(tmp_path, monkeypatch, capsys):
+    (tmp_path / "broken.yaml").write_text("peak: 1\n")
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    catalog()
+    find_spec("h100")
+    catalog()
+    err = capsys.readouterr().err
+    assert err.count("broken.yaml") == 1
+    with pytest.raises(TcAdvisorError, match="broken.yaml: field 'name'"):
+        find_spec("broken")
+
+
+def test_user_alias_wins_with_a_note_and_the_key_still_selects_the_bundled(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mine.yaml").write_text(GOOD.replace("name: Test GPU", "name: Mine\naliases: [h100]"))
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    assert find_spec("h100").key == "mine"
+    assert find_spec("h100-sxm").key == "h100-sxm"
+    assert "'h100' names both h100-sxm and mine" in capsys.readouterr().err
+
+
+def test_user_spec_wins_a_device_name_tie(tmp_path, monkeypatch):
+    (tmp_path / "calibrated.yaml").write_text(GOOD.replace("name: Test GPU", 'name: Mine\ndevice_names: ["H100 80GB HBM3"]'))
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    assert spec_for_device_name("NVIDIA H100 80GB HBM3").key == "calibrated"
+    assert spec_for_device_name("NVIDIA H100 PCIe").key == "h100-pcie"
+
+
+def test_default_follows_its_key(tmp_path, monkeypatch):
+    """The default is the A100 key: a user file of that key is used, and if it is broken that is the error."""
+    monkeypatch.setattr("tcadvisor.hardware.detect_local_gpu_name", lambda: None)
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    (tmp_path / "a100-80gb-pcie.yaml").write_text(BUNDLED_A100.replace("value: 1935", "value: 1000"))
+    r = resolve_gpu(None)
+    assert r.spec.bandwidth.value == 1000e9 and r.spec.default and str(tmp_path) in r.note
+    (tmp_path / "a100-80gb-pcie.yaml").write_text("name: [\n")
+    other = tmp_path / "sub"
+    other.mkdir()
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", f"{other}:{tmp_path}")  # a new catalogue
+    with pytest.raises(TcAdvisorError, match="a100-80gb-pcie.yaml: not valid YAML"):
+        resolve_gpu(None)
+
+
+def test_bundled_spec_ignores_user_directories(tmp_path, monkeypatch):
+    from tcadvisor.hardware import bundled_spec
+    (tmp_path / "a100-80gb-pcie.yaml").write_text(BUNDLED_A100.replace("value: 1935", "value: 1000"))
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    assert find_spec("a100").bandwidth.value == 1000e9
+    assert bundled_spec("a100-80gb-pcie").bandwidth.value == 1935e9 and bundled_spec("a100-80gb-pcie").bundled
+
+
+def test_as_spec_accepts_names_and_refuses_other_objects(tmp_path):
+    from tcadvisor.hardware import as_spec
+    h100 = find_spec("h100")
+    assert as_spec(h100) is h100 and as_spec("H100").key == "h100-sxm"
+    f = tmp_path / "mine.yaml"
+    f.write_text(GOOD)
+    assert as_spec(f).name == "Test GPU"
+    for bad in (3, None, ["h100"]):
+        with pytest.raises(TcAdvisorError, match="expected a GPU"):
+            as_spec(bad)

@@ -290,3 +290,39 @@ def test_sigint_during_a_real_query(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "tcadvisor: interrupted" and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- peaks per instruction
+
+
+def test_option_uses_the_peak_of_the_instruction_it_executes():
+    """ConvStencil issues FP64 m8n8k4, which runs at half rate on the H100 (measured 33.2 vs 66.5 TFLOP/s)."""
+    h100 = find_spec("h100-measured")
+    tc = unit(advise("Box-2D7R", "double", h100, fuse=1), "tensor_core")
+    assert str(tc.mma_shape) == "m8n8k4" and tc.peak == 33.2e12
+    # R = α·P_tc/(β·P_cc) in scenario 4 with the instruction's own rate
+    assert tc.scenario == 4 and math.isclose(tc.speedup, float(tc.alpha) * 33.2 / 30.6)
+    assert round(tc.speedup, 2) == 0.54
+    bundled = unit(advise("Box-2D7R", "double", h100, fuse=1, impls=["tcadvisor-tc"]), "tensor_core")
+    assert str(bundled.mma_shape) in ("m16n8k8", "m16n8k16") and bundled.peak == 66.5e12
+
+
+def test_never_a_shape_the_gpu_does_not_list():
+    mi = find_spec("mi250x")
+    tc = unit(advise("Box-2D1R", "double", mi, fuse=2), "tensor_core")
+    assert tc.mma_shape in mi.shapes("tensor_core", "fp64") and "not listed" in tc.alpha_note
+    from pathlib import Path
+
+    from tcadvisor.impls import parse_profile
+
+    paper_only = parse_profile({"name": "PaperOnly", "unit": "tensor_core", "fusion": "kernel",
+                                "precisions": {"double": ["fp64"]}, "mma": {"fp64": "m8n8k4"},
+                                "alpha": {"paper": "1/2"}, "reference": "test"}, Path("p.yaml"))
+    tc = unit(advise("Box-2D1R", "double", mi, fuse=2, impls={"tensor_core": paper_only}), "tensor_core")
+    assert not tc.available and "m8n8k4" in tc.reason and "does not list" in tc.reason
+
+
+def test_json_carries_mma_and_peak(run_cli):
+    r = run_cli("advise", "Box-2D7R", "--fuse", "1", "--gpu", "h100-measured", "--json")
+    tc = next(o for o in json.loads(r.stdout)["options"] if o["unit"] == "tensor_core")
+    assert tc["mma"] == "m8n8k4" and tc["peak"] == 33.2e12 and "measured" in tc["peak_source"]

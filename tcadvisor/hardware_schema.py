@@ -1,0 +1,351 @@
+"""Reading and validating one GPU spec file (schema 1 and schema 2).
+
+The format is described field by field in ``docs/hwspec-format.md``.  Every
+problem is a :class:`~tcadvisor.errors.TcAdvisorError` of one line that names
+the file, the field and what would be accepted, because a spec file is the
+user's input as much as a command-line option is.
+
+Schema 1 (no ``schema:`` key) gives one rate per unit and precision and lists
+MMA shapes in a separate ``mma_shapes`` section.  Schema 2 (``schema: 2``) may
+give a rate per instruction shape under ``peak.<unit>.<precision>.instructions``;
+the shapes listed there are the shapes the GPU executes, so ``mma_shapes`` is
+refused in schema 2 (one list of shapes, not two that can disagree).
+"""
+from __future__ import annotations
+
+import math
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import TcAdvisorError
+from .hardware_spec import MMA_UNITS, PRECISIONS, TFLOPS, UNITS, GpuSpec, Rate
+from .mma import MmaShape
+
+SCHEMAS = (1, 2)
+BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
+#: A spec file is a few kilobytes; anything far larger is not one (and is not read into memory).
+MAX_FILE_BYTES = 1 << 20
+_TOP_LEVEL_2 = ("schema", "name", "vendor", "architecture", "aliases", "device_names", "default",
+                "notes", "sources", "bandwidth", "peak")
+_EXAMPLE_BANDWIDTH = "{value: 3350, unit: GB/s, source: datasheet}"
+
+
+def _fail(path: Path, where: str, problem: str) -> TcAdvisorError:
+    return TcAdvisorError(f"GPU spec {path}: field '{where}': {problem}")
+
+
+def _as_yaml_number(text: str, value: float) -> str:
+    """``text`` rewritten so that YAML 1.1 (PyYAML) reads it as the number ``value``.
+
+    YAML 1.1 reads ``1e300`` and ``1.0e300`` as text: a float with an exponent
+    needs a decimal point in the mantissa and a sign in the exponent (``1.0e+300``).
+    """
+    mantissa, _, exponent = text.strip().lower().replace("_", "").partition("e")
+    if exponent:
+        mantissa = mantissa if "." in mantissa else mantissa + ".0"
+        exponent = exponent if exponent[:1] in "+-" else "+" + exponent
+        candidate = f"{mantissa}e{exponent}"
+        if yaml.safe_load(candidate) == value:
+            return candidate
+    return yaml.safe_dump(value).splitlines()[0]
+
+
+def _number(path: Path, where: str, value: Any) -> float:
+    """A positive finite number; each kind of wrong value gets its own message."""
+    if value is None:
+        raise _fail(path, where, "missing a number")
+    if isinstance(value, bool):
+        raise _fail(path, where, f"expected a positive number, got the boolean {str(value).lower()}")
+    if isinstance(value, str):
+        try:
+            parsed = float(value.replace("_", ""))
+        except ValueError:
+            raise _fail(path, where, f"expected a positive number, got the text {value!r}") from None
+        if not (math.isfinite(parsed) and parsed > 0):
+            raise _fail(path, where, f"expected a positive number, got the text {value!r}")
+        if "e" in value.lower():
+            raise _fail(path, where, f"expected a positive number, got the text {value!r}: YAML 1.1 reads an "
+                                     "exponent as text unless the number has a decimal point and the exponent a "
+                                     f"sign; write {_as_yaml_number(value, parsed)}")
+        raise _fail(path, where, f"expected a positive number, got the text {value!r}: write the number "
+                                 "without quotes")
+    if not isinstance(value, (int, float)):
+        raise _fail(path, where, f"expected a positive number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _fail(path, where, f"the number {str(value)[:20]}... is too large for a float") from None
+    if math.isnan(number):
+        raise _fail(path, where, "expected a positive finite number, got .nan (not a number)")
+    if math.isinf(number):
+        raise _fail(path, where, f"expected a positive finite number, got {'-' if number < 0 else ''}.inf")
+    if number == 0:
+        raise _fail(path, where, "expected a positive number, got 0 (leave out a unit or precision the GPU lacks)")
+    if number < 0:
+        raise _fail(path, where, f"expected a positive number, got {value}")
+    return number
+
+
+def _text(path: Path, where: str, value: Any, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(path, where, f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _source(path: Path, where: str, entry: Mapping, sources: Mapping[str, str]) -> str:
+    src = entry.get("source")
+    if not isinstance(src, str) or not src.strip():
+        raise _fail(path, where + ".source", "every number needs a source (a key of 'sources' or a citation)")
+    return sources.get(src.strip(), src.strip())
+
+
+def _check_keys(path: Path, where: str, entry: Mapping, allowed: tuple[str, ...]) -> None:
+    unknown = [str(k) for k in entry if k not in allowed]
+    if unknown:
+        raise _fail(path, f"{where}.{unknown[0]}", f"unknown key; expected {', '.join(allowed)}")
+
+
+def _scaled(path: Path, where: str, value: float, scale: float) -> float:
+    """``value * scale`` rounded once (33.2 TFLOP/s is 33.2e12, not 33200000000000.004)."""
+    scaled = float(Decimal(repr(value)) * Decimal(repr(scale)))
+    if not math.isfinite(scaled):
+        raise _fail(path, where, f"{value} is too large (beyond the range of a float in SI units)")
+    return scaled
+
+
+def _rate(path: Path, where: str, entry: Any, sources: Mapping[str, str], scale: float) -> Rate:
+    if not isinstance(entry, Mapping):
+        raise _fail(path, where, f"expected a mapping with 'value' and 'source', got {entry!r}")
+    if "value" not in entry:
+        raise _fail(path, where + ".value", "missing")
+    value = _number(path, where + ".value", entry["value"])
+    return Rate(_scaled(path, where + ".value", value, scale), _source(path, where, entry, sources))
+
+
+def _schema(path: Path, raw: Mapping) -> int:
+    schema = raw.get("schema", 1)
+    if isinstance(schema, bool) or schema not in SCHEMAS:
+        raise _fail(path, "schema", f"unknown schema {schema!r}; this tcadvisor reads schema "
+                                    f"{' and '.join(map(str, SCHEMAS))} (see docs/hwspec-format.md)")
+    return int(schema)
+
+
+def _sources(path: Path, raw: Mapping) -> dict[str, str]:
+    sources = raw.get("sources") or {}
+    if not isinstance(sources, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in sources.items()):
+        raise _fail(path, "sources", "expected a mapping of key to citation text")
+    return {k: v.strip() for k, v in sources.items()}
+
+
+def _bandwidth(path: Path, raw: Any, sources: Mapping[str, str], schema: int) -> Rate:
+    if not isinstance(raw, Mapping):
+        raise _fail(path, "bandwidth", f"bandwidth must be a mapping with value and unit, e.g. "
+                                       f"{_EXAMPLE_BANDWIDTH}; got {raw!r}")
+    if schema >= 2:
+        _check_keys(path, "bandwidth", raw, ("value", "unit", "source"))
+        if "unit" not in raw:
+            raise _fail(path, "bandwidth.unit", f"missing; expected one of {', '.join(BANDWIDTH_UNITS)}")
+    unit = raw.get("unit", "GB/s")  # schema 1 files without a unit have always meant GB/s
+    if unit not in BANDWIDTH_UNITS:
+        raise _fail(path, "bandwidth.unit", f"expected one of {', '.join(BANDWIDTH_UNITS)}, got {unit!r}")
+    return _rate(path, "bandwidth", raw, sources, BANDWIDTH_UNITS[unit])
+
+
+def _instructions(path: Path, where: str, unit: str, raw: Any, headline_value: float,
+                  sources: Mapping[str, str]):
+    """The shapes listed under one precision, the rates that are the shapes' own, and listing sources."""
+    if unit not in MMA_UNITS:
+        raise _fail(path, where, f"instructions are listed only under {' and '.join(MMA_UNITS)}")
+    if not isinstance(raw, Mapping) or not raw:
+        raise _fail(path, where, "expected a mapping of MMA shape to {value, source}, "
+                                 "or to {} for a shape without a rate of its own")
+    shapes: list[MmaShape] = []
+    own: dict[MmaShape, Rate] = {}
+    cited: dict[MmaShape, str] = {}
+    for text, entry in raw.items():
+        here = f"{where}.{text}"
+        try:
+            shape = MmaShape.parse(str(text))
+        except TcAdvisorError as exc:
+            raise _fail(path, here, str(exc)) from None
+        if shape in shapes:
+            raise _fail(path, here, f"{shape} is listed twice")
+        shapes.append(shape)
+        if entry is None:
+            continue
+        if not isinstance(entry, Mapping):
+            raise _fail(path, here, f"expected {{value, source}} or {{}}, got {entry!r}")
+        _check_keys(path, here, entry, ("value", "source"))
+        if "value" not in entry:
+            if "source" in entry:  # where the shape itself is documented
+                src = _text(path, here + ".source", entry["source"])
+                cited[shape] = sources.get(src, src)
+            continue
+        value = _number(path, here + ".value", entry["value"])
+        if value > headline_value:
+            raise _fail(path, here + ".value", f"{value} exceeds the precision's value {headline_value}, "
+                                               "which is the rate of its fastest instruction")
+        own[shape] = Rate(_scaled(path, here + ".value", value, TFLOPS), _source(path, here, entry, sources))
+    return tuple(shapes), own, cited
+
+
+def _peaks(path: Path, raw: Any, sources: Mapping[str, str], schema: int):
+    if not isinstance(raw, Mapping) or not raw:
+        raise _fail(path, "peak", "expected a mapping of unit -> precision -> {value, source}")
+    peaks: dict[str, dict[str, Rate]] = {}
+    shapes: dict[str, dict[str, tuple[MmaShape, ...]]] = {}
+    own: dict[str, dict[str, dict[MmaShape, Rate]]] = {}
+    cited: dict[str, dict[str, dict[MmaShape, str]]] = {}
+    for unit, per_precision in raw.items():
+        if unit not in UNITS:
+            raise _fail(path, f"peak.{unit}", f"unknown unit; expected one of {', '.join(UNITS)}")
+        if not isinstance(per_precision, Mapping):
+            raise _fail(path, f"peak.{unit}", "expected a mapping of precision -> {value, source}")
+        peaks[unit] = {}
+        for precision, entry in per_precision.items():
+            where = f"peak.{unit}.{precision}"
+            if precision not in PRECISIONS:
+                raise _fail(path, where, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+            rate = _rate(path, where, entry, sources, TFLOPS)
+            peaks[unit][precision] = rate
+            if "instructions" in entry and schema < 2:
+                raise _fail(path, where + ".instructions", "per-instruction rates need 'schema: 2' at the top "
+                                                           "of the file (see docs/hwspec-format.md)")
+            if schema >= 2:
+                _check_keys(path, where, entry, ("value", "source", "instructions"))
+                if "instructions" in entry:
+                    listed, rates, listing = _instructions(path, where + ".instructions", unit,
+                                                           entry["instructions"], float(entry["value"]), sources)
+                    shapes.setdefault(unit, {})[precision] = listed
+                    if rates:
+                        own.setdefault(unit, {})[precision] = rates
+                    if listing:
+                        cited.setdefault(unit, {})[precision] = listing
+    if not peaks.get("cuda_core"):
+        raise _fail(path, "peak.cuda_core", "missing: every GPU needs CUDA-core (vector) rates")
+    return peaks, shapes, own, cited
+
+
+def _mma_shapes_v1(path: Path, raw: Any, peaks: Mapping[str, Mapping[str, Rate]]):
+    """Schema 1's separate ``mma_shapes`` section (one source for all of it)."""
+    shapes: dict[str, dict[str, tuple[MmaShape, ...]]] = {}
+    raw = raw or {}
+    if not isinstance(raw, Mapping):
+        raise _fail(path, "mma_shapes", "expected a mapping of unit -> precision -> [shapes]")
+    if raw and "source" not in raw:
+        raise _fail(path, "mma_shapes.source", "MMA shapes need a source too")
+    for unit, per_precision in raw.items():
+        if unit == "source":
+            continue
+        if unit not in MMA_UNITS:
+            raise _fail(path, f"mma_shapes.{unit}", f"expected {' or '.join(MMA_UNITS)}")
+        if not isinstance(per_precision, Mapping):
+            raise _fail(path, f"mma_shapes.{unit}", "expected a mapping of precision -> [shapes]")
+        shapes[unit] = {}
+        for precision, listed in per_precision.items():
+            where = f"mma_shapes.{unit}.{precision}"
+            if precision not in PRECISIONS:
+                raise _fail(path, where, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+            if precision not in peaks.get(unit, {}):
+                raise _fail(path, where, f"shapes given for a precision with no rate under peak.{unit}")
+            if not isinstance(listed, list) or not listed:
+                raise _fail(path, where, "expected a non-empty list such as [m16n8k8]")
+            try:
+                shapes[unit][precision] = tuple(MmaShape.parse(s) for s in listed)
+            except TcAdvisorError as exc:
+                raise _fail(path, where, str(exc)) from None
+    return shapes
+
+
+def parse_spec(raw: Any, path: Path) -> GpuSpec:
+    """Validate the content of one spec file and build a :class:`GpuSpec`."""
+    if not isinstance(raw, Mapping):
+        empty = " (the file is empty)" if raw is None else ""
+        raise TcAdvisorError(f"GPU spec {path}: expected a YAML mapping at the top level{empty}")
+    schema = _schema(path, raw)
+    if schema >= 2:
+        if "mma_shapes" in raw:
+            raise _fail(path, "mma_shapes", "schema 2 lists MMA shapes under peak.<unit>.<precision>.instructions "
+                                            "(a shape without a rate of its own as 'm16n8k4: {}'); remove mma_shapes")
+        _check_keys(path, "(top level)", raw, _TOP_LEVEL_2)
+    for required in ("name", "bandwidth", "peak"):
+        if required not in raw:
+            raise _fail(path, required, "missing (a spec needs name, bandwidth and peak)")
+    name = _text(path, "name", raw["name"])
+    sources = _sources(path, raw)
+    bandwidth = _bandwidth(path, raw["bandwidth"], sources, schema)
+    peaks, shapes, own, cited = _peaks(path, raw["peak"], sources, schema)
+    if schema == 1:
+        shapes = _mma_shapes_v1(path, raw.get("mma_shapes"), peaks)
+        listing = sources.get(str(raw["mma_shapes"]["source"]), str(raw["mma_shapes"]["source"])) if shapes else ""
+        cited = {u: {p: {s: listing for s in listed} for p, listed in per.items()} for u, per in shapes.items()}
+
+    aliases = raw.get("aliases") or []
+    device_names = raw.get("device_names") or []
+    for where, seq in (("aliases", aliases), ("device_names", device_names)):
+        if not isinstance(seq, list) or not all(isinstance(s, str) and s.strip() for s in seq):
+            raise _fail(path, where, "expected a list of non-empty strings (quote numbers: [\"4090\"])")
+    default = raw.get("default", False)
+    if not isinstance(default, bool):
+        raise _fail(path, "default", f"expected true or false, got {default!r}")
+    if "notes" in raw:
+        _text(path, "notes", raw["notes"])
+    return GpuSpec(
+        key=path.stem,
+        name=name,
+        vendor=_text(path, "vendor", raw.get("vendor"), required=False),
+        architecture=_text(path, "architecture", raw.get("architecture"), required=False),
+        path=path,
+        bandwidth=bandwidth,
+        peaks=peaks,
+        mma_shapes=shapes,
+        instruction_rates=own,
+        shape_sources=cited,
+        aliases=tuple(a.strip().lower() for a in aliases),
+        device_names=tuple(d.strip() for d in device_names),
+        default=default,
+        schema=schema,
+    )
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    """The parsed content of a spec file; every way of failing is one line naming the file."""
+    path = Path(path)
+    if not path.exists():
+        raise TcAdvisorError(f"GPU spec file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise TcAdvisorError(f"GPU spec {str(path)!r} is a directory; expected one YAML file "
+                             "(to add a directory of specs, list it in TCADVISOR_HWSPEC_PATH)")
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise TcAdvisorError(f"GPU spec {path}: {path.stat().st_size} bytes is too large for a spec file "
+                                 f"(at most {MAX_FILE_BYTES} bytes)")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TcAdvisorError(f"GPU spec {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TcAdvisorError(f"GPU spec {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                             f"{exc.start}); save it as UTF-8") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = " ".join(str(getattr(exc, "problem", None) or "invalid YAML").split())
+        raise TcAdvisorError(f"GPU spec {path}: not valid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise TcAdvisorError(f"GPU spec {path}: nested too deeply to be a spec file") from None
+
+
+def load_spec_file(path: str | os.PathLike) -> GpuSpec:
+    """Load and validate one spec file; errors name the file and the field."""
+    return parse_spec(read_yaml(path), Path(path))
