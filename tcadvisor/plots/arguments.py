@@ -1,0 +1,199 @@
+"""Arguments of the plotting API, checked and normalised the way the CLI checks its options.
+
+Why one module: ``map_data("box", 2, "fp32", ["h100"])`` in a notebook must mean
+what ``tcadvisor map --dtype fp32 --gpu h100`` means on the command line, and a
+bad value must fail with the same one-line :class:`~tcadvisor.errors.TcAdvisorError`,
+never an ``AttributeError`` deep inside pandas or an all-NaN map.  So every
+public plotting function passes its arguments through these helpers, which
+accept names where objects are expected (a GPU key, a stencil name, an
+implementation name, ``"constructed"`` for α) and delegate to the functions the
+CLI itself uses (:func:`~tcadvisor.dtypes.parse_dtype`,
+:func:`~tcadvisor.hardware.find_spec`, :func:`~tcadvisor.stencil.parse_stencil`,
+:func:`~tcadvisor.impls.find_impl`, :meth:`~tcadvisor.advisor.AlphaChoice.parse`).
+
+Only :mod:`tcadvisor.errors` is imported at the top: the CLI parser imports
+this module for every command.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import TcAdvisorError
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
+#: Longest range one argument may name (a map of more would not be readable anyway).
+MAX_RANGE = 4096
+SHAPES = ("box", "star")
+
+
+def parse_int_list(text: str, what: str, check) -> list[int]:
+    """'1-8', '1..8', '1,2,4' or '3' as a sorted list, each value validated by ``check``."""
+    values: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = _RANGE.match(part)
+        try:
+            lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(part), int(part))
+        except ValueError:
+            raise TcAdvisorError(f"{what} {text!r} is not understood; expected a range such as 1-8 "
+                                 "or a list such as 1,2,4") from None
+        if lo > hi:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} runs backwards; write low-high")
+        if hi - lo > MAX_RANGE:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} is too long")
+        values.update(range(lo, hi + 1))
+    if not values:
+        raise TcAdvisorError(f"{what} {text!r} names no values; expected a range such as 1-8 or a list such as 1,2,4")
+    return [check(v) for v in sorted(values)]
+
+
+def int_list(values: Any, what: str, check) -> list[int]:
+    """Radii or depths: an int, a range string ('1-8', '1,2,4'), or an iterable of ints; sorted, unique, checked."""
+    import numpy as np
+
+    if isinstance(values, str):
+        return parse_int_list(values, what, check)
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        return [check(values)]
+    try:
+        items = list(values)
+    except TypeError:
+        raise TcAdvisorError(f"{what} {values!r} is not understood; expected an integer, a range such as "
+                             "range(1, 9) or '1-8', or a list such as [1, 2, 4]") from None
+    if not items:
+        raise TcAdvisorError(f"{what} names no values; expected e.g. range(1, 9) or [1, 2, 4]")
+    if len(items) > MAX_RANGE:
+        raise TcAdvisorError(f"{what}: {len(items)} values are too many (at most {MAX_RANGE})")
+    return sorted({check(v) for v in items})
+
+
+def as_dtype(dtype: Any) -> str:
+    """'double', 'float', 'half' or 'bfloat16' from any alias the CLI accepts ('fp32', 'float64', ...)."""
+    from ..dtypes import parse_dtype
+
+    return parse_dtype(dtype)
+
+
+def as_shape(shape: Any) -> str:
+    """'box' or 'star' (a map sweeps one of the two named families)."""
+    key = str(shape).strip().lower() if isinstance(shape, str) else None
+    if key not in SHAPES:
+        raise TcAdvisorError(f"shape {shape!r} is not supported for maps; expected box or star")
+    return key
+
+
+def as_dims(dims: Any) -> int:
+    """1, 2 or 3, with the stencil module's own message otherwise."""
+    from ..stencil import _check_dims
+
+    if isinstance(dims, str) and dims.strip().isdigit():
+        dims = int(dims)
+    return _check_dims(dims)
+
+
+def as_gpu(gpu: Any):
+    """A :class:`~tcadvisor.hardware.GpuSpec`, from a spec, a key, an alias, a full name or a YAML path.
+
+    ``None`` means what no ``--gpu`` means on the command line: the detected
+    GPU, else the embedded default.
+    """
+    from ..hardware import GpuSpec, find_spec, resolve_gpu
+
+    if isinstance(gpu, GpuSpec):
+        return gpu
+    if gpu is None:
+        return resolve_gpu(None).spec
+    if isinstance(gpu, str):
+        return find_spec(gpu)
+    if hasattr(gpu, "__fspath__"):
+        return find_spec(str(gpu))
+    raise TcAdvisorError(f"GPU {gpu!r} is neither a GPU spec nor a GPU name; expected e.g. 'h100', a path to a "
+                         "YAML spec, or tcadvisor.hardware.find_spec('h100') (see 'tcadvisor gpus')")
+
+
+def as_gpus(gpus: Any) -> list:
+    """Several GPUs: one spec or name, 'a100,h100' as on the command line, or a list of specs and names."""
+    from ..hardware import GpuSpec
+
+    if gpus is None or isinstance(gpus, GpuSpec) or hasattr(gpus, "__fspath__"):
+        return [as_gpu(gpus)]
+    if isinstance(gpus, str):
+        names = [n.strip() for n in gpus.split(",") if n.strip()]
+        if not names:
+            raise TcAdvisorError(f"GPU {gpus!r} names no GPU; expected names such as a100,h100 (see 'tcadvisor gpus')")
+        return [as_gpu(n) for n in names]
+    try:
+        items = list(gpus)
+    except TypeError:
+        return [as_gpu(gpus)]  # reports what it is not
+    if not items:
+        raise TcAdvisorError("no GPU given; expected at least one GPU spec or name such as 'h100'")
+    return [as_gpu(g) for g in items]
+
+
+def as_stencil(stencil: Any):
+    """A :class:`~tcadvisor.stencil.Stencil`, from a stencil, a name ('Box-2D1R', 'Heat-2D') or an offsets file."""
+    from ..stencil import Stencil, parse_stencil
+
+    if isinstance(stencil, Stencil):
+        return stencil
+    if isinstance(stencil, str) or hasattr(stencil, "__fspath__"):
+        return parse_stencil(str(stencil))
+    raise TcAdvisorError(f"stencil {stencil!r} is neither a Stencil nor a stencil name; expected e.g. 'Box-2D1R' "
+                         "or tcadvisor.stencil.parse_stencil('Box-2D1R')")
+
+
+def as_alpha(alpha: Any):
+    """An :class:`~tcadvisor.advisor.AlphaChoice` (or ``None``: the advisor's default), from a choice, a mode or a number."""
+    from ..advisor import AlphaChoice
+
+    if alpha is None or isinstance(alpha, AlphaChoice):
+        return alpha
+    if isinstance(alpha, bool):
+        raise TcAdvisorError(f"--alpha {alpha!r} is not understood; expected 'paper', 'constructed' or a number "
+                             "in (0, 1]")
+    return AlphaChoice.parse(alpha)
+
+
+def as_impls(impls: Any) -> dict:
+    """Implementation profiles by unit, from ``{unit: profile or name}`` or a list of profiles and names.
+
+    A list is read like repeated ``--impl``: each profile replaces the default
+    of its own unit, and two for one unit are an error.
+    """
+    from ..hardware import UNITS
+    from ..impls import ImplProfile, find_impl
+
+    def profile(value):
+        if isinstance(value, ImplProfile):
+            return value
+        if isinstance(value, str):
+            return find_impl(value)
+        raise TcAdvisorError(f"implementation {value!r} is neither a profile nor a name (see 'tcadvisor impls')")
+
+    if impls is None:
+        return {}
+    if isinstance(impls, dict):
+        out = {}
+        for unit, value in impls.items():
+            prof = profile(value)
+            if unit not in UNITS:
+                raise TcAdvisorError(f"unit {unit!r} is not an execution unit; expected one of {', '.join(UNITS)}")
+            if prof.unit != unit:
+                raise TcAdvisorError(f"{prof.name} runs on {prof.unit}, not on {unit}")
+            out[unit] = prof
+        return out
+    try:
+        items = [impls] if isinstance(impls, (str, ImplProfile)) else list(impls)
+    except TypeError:
+        items = [impls]  # reported by profile() as what it is not
+    out = {}
+    for value in items:
+        prof = profile(value)
+        if prof.unit in out:
+            raise TcAdvisorError(f"--impl {prof.name}: {out[prof.unit].name} was already chosen for {prof.unit}")
+        out[prof.unit] = prof
+    return out
