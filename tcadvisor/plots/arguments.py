@@ -147,7 +147,7 @@ def as_stencil(stencil: Any):
 
 
 def as_alpha(alpha: Any):
-    """An :class:`~tcadvisor.advisor.AlphaChoice` (or ``None``: the advisor's default), from a choice, a mode or a number."""
+    """An :class:`~tcadvisor.advisor.AlphaChoice` (``None``: the advisor's default) from a choice, mode or number."""
     from ..advisor import AlphaChoice
 
     if alpha is None or isinstance(alpha, AlphaChoice):

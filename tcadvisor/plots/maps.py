@@ -236,7 +236,8 @@ def _speedup_panel(fig: go.Figure, rows: pd.DataFrame, unit: str, grid: dict, ro
             num(_grid(u, radii, fuses, "gstencils").astype(float)),
             num(_grid(cc, radii, fuses, "gstencils").astype(float)),
             np.full(z.shape, f"{UNIT_LABELS[unit]}, {desc}, {gpu_name}", dtype=object),
-            _grid(u.assign(_src=u["alpha_source"].map(lambda a: style.alpha_source_label(a) or "–")), radii, fuses, "_src", fill="–"),
+            _grid(u.assign(_src=u["alpha_source"].map(lambda a: style.alpha_source_label(a) or "–")), radii, fuses,
+                  "_src", fill="–"),
             _grid(u.assign(_instr=u.apply(_instruction, axis=1) if len(u) else []), radii, fuses, "_instr",
                   fill="–"),
         ], axis=-1))

@@ -29,14 +29,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import paper
-from ..advisor import Advice, AlphaChoice, advise, sweep
+from ..advisor import TIE, Advice, AlphaChoice, advise, sweep
 from ..errors import TcAdvisorError
 from ..hardware import UNIT_LABELS, GpuSpec
 from ..impls import default_impls, find_impl
 from ..stencil import parse_stencil
 from . import style
 from .arguments import as_gpu
-from ..advisor import TIE
 from .roofline import (TERA, add_bands, add_ceilings, add_operating_points, ceilings_of, evaluate, intensity_grid,
                        ridge_point, roof)
 
@@ -149,7 +148,7 @@ def _profitable_band(opt_cc, opt_tc, gpu: GpuSpec, grid: np.ndarray) -> tuple[fl
     """Intensities I_TC at which Tensor Cores would beat this CUDA-core point (R > 1), from the model."""
     i_cc = opt_cc.intensity
     out = evaluate(i_cc, 1.0, grid / i_cc, 1.0, 1.0, gpu.bandwidth.value, opt_cc.peak, opt_tc.peak)
-    wins = grid[(np.asarray(out["R"]) > 1 + 1e-9) & (grid >= i_cc)]
+    wins = grid[(np.asarray(out["R"]) > 1 + TIE) & (grid >= i_cc)]
     return (float(wins.min()), float(wins.max())) if len(wins) else None
 
 
@@ -192,8 +191,8 @@ def fig8_scenarios(gpu: GpuSpec) -> go.Figure:
         add_operating_points(fig, [cc, tc], row=row, col=col, showlegend=False)
         fig.add_annotation(text=f"R = {tc.speedup:.3g}", xref=f"x{i + 1 if i else ''} domain",
                            yref=f"y{i + 1 if i else ''} domain", x=0.98, y=0.04, xanchor="right", showarrow=False,
-                           font=dict(size=14, color="#1b7837" if tc.speedup > 1 + 1e-9
-                                     else "#b2182b" if tc.speedup < 1 - 1e-9 else "#555"),
+                           font=dict(size=14, color="#1b7837" if tc.speedup > 1 + TIE
+                                     else "#b2182b" if tc.speedup < 1 - TIE else "#555"),
                            bgcolor="rgba(255,255,255,0.8)")
         ymax = max(tc.peak, cc.peak) / TERA * 4
         _log_axes(fig, (grid[0], grid[-1]), (roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA, ymax),
@@ -279,8 +278,10 @@ def fig9_plane(gpu: GpuSpec) -> go.Figure:
         y_edges, y = _edges(0.25, 4000, 300)
         plane = _plane(gpu, p_cc, p_tc, x, y)
         scen = plane["scenario"]
-        code = np.where(scen == 4, np.where(plane["R"] > 1 + 1e-9, 3, 4), scen - 1)
-        fig.add_trace(go.Heatmap(x=x_edges, y=y_edges, z=code, zmin=-0.5, zmax=4.5, colorscale=_discrete(colors),
+        code = np.where(scen == 4, np.where(plane["R"] > 1 + TIE, 3, 4), scen - 1)
+        # float32 codes: the page carries half the bytes (the codes are small integers or NaN)
+        fig.add_trace(go.Heatmap(x=x_edges, y=y_edges, z=code.astype(np.float32), zmin=-0.5, zmax=4.5,
+                                 colorscale=_discrete(colors),
                                  showscale=False, hoverinfo="skip", name="scenarios"), row=1, col=c)
         advs = [_advise("Box-2D1R", dtype, gpu, t) for t in range(1, 17)]
         xs, ys, ts = _path(advs, "tensor_core")
@@ -318,7 +319,7 @@ def fig14_sparse_plane(gpu: GpuSpec, dtype: str = "float") -> go.Figure:
     y_edges, y = _edges(0.25, 4000, 300)
     dense = _plane(gpu, p_cc, gpu.peak("tensor_core", p["tensor_core"]), x, y)
     sparse = _plane(gpu, p_cc, gpu.peak("sparse_tensor_core", p["sparse_tensor_core"]), x, y)
-    d_win, s_win = dense["R"] > 1 + 1e-9, sparse["R"] > 1 + 1e-9
+    d_win, s_win = dense["R"] > 1 + TIE, sparse["R"] > 1 + TIE
     tie = (dense["scenario"] == 1) & (sparse["scenario"] == 1)
     code = np.select([tie, d_win & s_win, s_win & ~d_win, d_win & ~s_win], [0, 3, 2, 4], default=1).astype(float)
     code[np.isnan(dense["R"])] = np.nan
@@ -326,7 +327,8 @@ def fig14_sparse_plane(gpu: GpuSpec, dtype: str = "float") -> go.Figure:
              "sweet spot gained with Sparse Tensor Cores", "sweet spot on dense and sparse", "dense only"]
     colors = [style.SCENARIO_COLORS["1"], style.SCENARIO_COLORS["2"], "#a6dba0", style.SCENARIO_COLORS["4win"],
               "#762a83"]
-    fig = go.Figure(go.Heatmap(x=x_edges, y=y_edges, z=code, zmin=-0.5, zmax=4.5, colorscale=_discrete(colors),
+    fig = go.Figure(go.Heatmap(x=x_edges, y=y_edges, z=code.astype(np.float32), zmin=-0.5, zmax=4.5,
+                               colorscale=_discrete(colors),
                                showscale=False, hoverinfo="skip"))
     advs = [_advise("Box-2D1R", dtype, gpu, t) for t in range(1, 17)]
     xs, ys, ts = _path(advs, "sparse_tensor_core")
