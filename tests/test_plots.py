@@ -500,7 +500,9 @@ def test_figure_functions_refuse_what_they_cannot_draw():
                          (lambda: roofline.roofline_of("Box-2D1R", fuse=0), "fusion depth 0"),
                          (lambda: paper_figures.fig10_intensity("nope"), "unknown GPU 'nope'"),
                          (lambda: paper_figures.all_figures(3), "GPU 3 is neither"),
-                         (lambda: paper_figures.write_figures("/tmp", A100, names=["fig99"]), "unknown figure")):
+                         (lambda: paper_figures.write_figures("/tmp", A100, names=["fig99"]), "unknown figure"),
+                         (lambda: output.write_figure("map", "/tmp/x.html"), "not str"),
+                         (lambda: output.write_csv([1, 2], "/tmp/x.csv"), "not list")):
         with pytest.raises(TcAdvisorError) as info:
             call()
         assert needle in str(info.value) and "\n" not in str(info.value), (needle, str(info.value))

@@ -285,9 +285,14 @@ def write_figure(fig, path: str | os.PathLike, shared_js: bool = False) -> Path:
     HTML is self-contained unless ``shared_js`` (see :func:`write_html`).
     """
     fmt = output_format(path)
+    if not (hasattr(fig, "to_html") and hasattr(fig, "layout")):
+        raise TcAdvisorError(f"write_figure writes a Plotly figure (from map_figure, roofline_figure, ...), "
+                             f"not {type(fig).__name__}")
     return write_html(fig, path, shared_js=shared_js) if fmt == "html" else write_static(fig, path, fmt)
 
 
 def write_csv(data, path: str | os.PathLike) -> Path:
     """A map's DataFrame as CSV (one row per GPU, radius, depth and unit), written atomically."""
+    if not hasattr(data, "to_csv"):
+        raise TcAdvisorError(f"write_csv writes a DataFrame (from map_data), not {type(data).__name__}")
     return atomic_write(path, data.to_csv(index=False))
