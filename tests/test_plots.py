@@ -399,9 +399,11 @@ def test_range_parsing():
 
 
 def test_alpha_fraction_in_map_hover_matches_spider():
-    data = maps.map_data("box", 2, "float", [A100], radii=[1], fuses=[7])
+    """With the paper's α, SPIDER's Box-2D1R at t = 7 (the paper's configuration) has α = 15/32."""
+    data = maps.map_data("box", 2, "float", [A100], radii=[1], fuses=[7], alpha="paper")
     sp = data[data["unit"] == "sparse_tensor_core"].iloc[0]
     assert Fraction(sp["alpha"]).limit_denominator(64) == Fraction(15, 32)
+    assert sp["alpha_source"] == "paper"
 
 
 # --------------------------------------------------------------------------- the Python API's arguments
