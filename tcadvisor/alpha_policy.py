@@ -69,7 +69,7 @@ class AlphaChoice:
             return cls("paper")
         if key in ("constructed", "construction", "construct"):
             return cls("constructed")
-        return cls("value", key)
+        return cls("value", str(text).strip())
 
 
 def check_alpha_value(value) -> Fraction:
@@ -80,7 +80,7 @@ def check_alpha_value(value) -> Fraction:
         frac = value if isinstance(value, Fraction) else Fraction(str(value).strip())
     except (ValueError, ZeroDivisionError, TypeError):
         raise TcAdvisorError(
-            f"--alpha {value!r} is not understood; expected 'default', 'paper', 'constructed' "
+            f"--alpha {value} is not understood; expected 'default', 'paper', 'constructed' "
             "or a number in [1e-6, 1] such as 0.42 or 15/32"
         ) from None
     if not 0 < frac <= 1:

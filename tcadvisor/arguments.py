@@ -1,84 +1,193 @@
-"""Arguments of the public Python API, checked exactly as the command line checks them.
+"""Arguments of the public Python API, checked and normalised the way the CLI checks its options.
 
-Each ``as_*`` function accepts the object itself or its name (a stencil name or
-offsets file, a dtype alias, a GPU key/alias/spec file, an implementation name)
-and returns the object, or raises :class:`~tcadvisor.errors.TcAdvisorError` with
-the same one-line message the CLI prints.  A wrong *type* (a list where a
-stencil is expected, say) is a user error too, not an AttributeError deep inside.
+Why one module: ``map_data("box", 2, "fp32", ["h100"])`` in a notebook must mean
+what ``tcadvisor map --dtype fp32 --gpu h100`` means on the command line, and a
+bad value must fail with the same one-line :class:`~tcadvisor.errors.TcAdvisorError`,
+never an ``AttributeError`` deep inside pandas or an all-NaN map.  So every
+public function (advise, sweep, the maps and rooflines) passes its arguments through these helpers, which
+accept names where objects are expected (a GPU key, a stencil name, an
+implementation name, ``"constructed"`` for α) and delegate to the functions the
+CLI itself uses (:func:`~tcadvisor.dtypes.parse_dtype`,
+:func:`~tcadvisor.hardware.find_spec`, :func:`~tcadvisor.stencil.parse_stencil`,
+:func:`~tcadvisor.impls.find_impl`, :meth:`~tcadvisor.advisor.AlphaChoice.parse`).
+
+Only :mod:`tcadvisor.errors` is imported at the top: the CLI parser imports
+this module for every command.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+import re
+from typing import Any
 
 from .errors import TcAdvisorError
 
-
-def _describe(value: Any) -> str:
-    return f"{value!r} ({type(value).__name__})"
-
-
-def as_stencil(value: Any):
-    from .stencil import Stencil, parse_stencil
-
-    if isinstance(value, Stencil):
-        return value
-    if isinstance(value, str):
-        return parse_stencil(value)
-    raise TcAdvisorError(f"stencil {_describe(value)} is neither a Stencil nor a stencil name such as 'Box-3D1R'")
+_RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
+#: Longest range one argument may name (a map of more would not be readable anyway).
+MAX_RANGE = 4096
+SHAPES = ("box", "star")
 
 
-def as_dtype(value: Any) -> str:
+def parse_int_list(text: str, what: str, check) -> list[int]:
+    """'1-8', '1..8', '1,2,4' or '3' as a sorted list, each value validated by ``check``."""
+    values: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = _RANGE.match(part)
+        try:
+            lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(part), int(part))
+        except ValueError:
+            raise TcAdvisorError(f"{what} {text!r} is not understood; expected a range such as 1-8 "
+                                 "or a list such as 1,2,4") from None
+        if lo > hi:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} runs backwards; write low-high")
+        if hi - lo > MAX_RANGE:
+            raise TcAdvisorError(f"{what} {text!r}: the range {part} is too long")
+        values.update(range(lo, hi + 1))
+    if not values:
+        raise TcAdvisorError(f"{what} {text!r} names no values; expected a range such as 1-8 or a list such as 1,2,4")
+    return [check(v) for v in sorted(values)]
+
+
+def int_list(values: Any, what: str, check) -> list[int]:
+    """Radii or depths: an int, a range string ('1-8', '1,2,4'), or an iterable of ints; sorted, unique, checked."""
+    import numpy as np
+
+    if isinstance(values, str):
+        return parse_int_list(values, what, check)
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        return [check(values)]
+    try:
+        items = list(values)
+    except TypeError:
+        raise TcAdvisorError(f"{what} {values!r} is not understood; expected an integer, a range such as "
+                             "range(1, 9) or '1-8', or a list such as [1, 2, 4]") from None
+    if not items:
+        raise TcAdvisorError(f"{what} names no values; expected e.g. range(1, 9) or [1, 2, 4]")
+    if len(items) > MAX_RANGE:
+        raise TcAdvisorError(f"{what}: {len(items)} values are too many (at most {MAX_RANGE})")
+    return sorted({check(v) for v in items})
+
+
+def as_dtype(dtype: Any) -> str:
+    """'double', 'float', 'half' or 'bfloat16' from any alias the CLI accepts ('fp32', 'float64', ...)."""
     from .dtypes import parse_dtype
 
-    if not isinstance(value, str):
-        raise TcAdvisorError(f"dtype {_describe(value)} is not a name; expected double, float, half or bfloat16")
-    return parse_dtype(value)
+    return parse_dtype(dtype)
 
 
-def as_gpu(value: Any):
-    """A GpuSpec, a GPU key/alias/name or spec path; ``None`` means the embedded default spec."""
-    from .hardware import as_spec, default_spec
+def as_shape(shape: Any) -> str:
+    """'box' or 'star' (a map sweeps one of the two named families)."""
+    key = str(shape).strip().lower() if isinstance(shape, str) else None
+    if key not in SHAPES:
+        raise TcAdvisorError(f"shape {shape!r} is not supported for maps; expected box or star")
+    return key
 
-    return default_spec() if value is None else as_spec(value)
+
+def as_dims(dims: Any) -> int:
+    """1, 2 or 3, with the stencil module's own message otherwise."""
+    from .stencil import check_dims as _check_dims
+
+    if isinstance(dims, str) and dims.strip().isdigit():
+        dims = int(dims)
+    return _check_dims(dims)
+
+
+def as_gpu(gpu: Any):
+    """A :class:`~tcadvisor.hardware.GpuSpec`, from a spec, a key, an alias, a full name or a YAML path.
+
+    ``None`` means what no ``--gpu`` means on the command line: the detected
+    GPU, else the embedded default.
+    """
+    from .hardware import as_spec, resolve_gpu
+
+    return resolve_gpu(None).spec if gpu is None else as_spec(gpu)
+
+
+def as_gpus(gpus: Any) -> list:
+    """Several GPUs: one spec or name, 'a100,h100' as on the command line, or a list of specs and names."""
+    from .hardware import GpuSpec
+
+    if gpus is None or isinstance(gpus, GpuSpec) or hasattr(gpus, "__fspath__"):
+        return [as_gpu(gpus)]
+    if isinstance(gpus, str):
+        names = [n.strip() for n in gpus.split(",") if n.strip()]
+        if not names:
+            raise TcAdvisorError(f"GPU {gpus!r} names no GPU; expected names such as a100,h100 (see 'tcadvisor gpus')")
+        return [as_gpu(n) for n in names]
+    try:
+        items = list(gpus)
+    except TypeError:
+        return [as_gpu(gpus)]  # reports what it is not
+    if not items:
+        raise TcAdvisorError("no GPU given; expected at least one GPU spec or name such as 'h100'")
+    return [as_gpu(g) for g in items]
+
+
+def as_stencil(stencil: Any):
+    """A :class:`~tcadvisor.stencil.Stencil`, from a stencil, a name ('Box-2D1R', 'Heat-2D') or an offsets file."""
+    from .stencil import Stencil, parse_stencil
+
+    if isinstance(stencil, Stencil):
+        return stencil
+    if isinstance(stencil, str) or hasattr(stencil, "__fspath__"):
+        return parse_stencil(str(stencil))
+    raise TcAdvisorError(f"stencil {stencil!r} is neither a Stencil nor a stencil name; expected e.g. 'Box-2D1R' "
+                         "or tcadvisor.stencil.parse_stencil('Box-2D1R')")
+
+
+def as_alpha(alpha: Any):
+    """An :class:`~tcadvisor.advisor.AlphaChoice` (``None``: the advisor's default) from a choice, mode or number."""
+    from .alpha_policy import AlphaChoice
+
+    if alpha is None or isinstance(alpha, AlphaChoice):
+        return alpha
+    return AlphaChoice.parse(alpha)
 
 
 def as_impl(value: Any):
+    """One implementation profile, from a profile or its name."""
     from .impls import ImplProfile, find_impl
 
     if isinstance(value, ImplProfile):
         return value
     if isinstance(value, str):
         return find_impl(value)
-    raise TcAdvisorError(f"implementation {_describe(value)} is neither a profile nor a name (see 'tcadvisor impls')")
+    raise TcAdvisorError(f"implementation {value!r} is neither a profile nor a name (see 'tcadvisor impls')")
 
 
-def as_impls(value: Any) -> dict:
-    """``None``, a mapping unit -> profile/name, or an iterable of profiles/names (one per unit)."""
+def as_impls(impls: Any) -> dict:
+    """Implementation profiles by unit, from ``{unit: profile or name}`` or a list of profiles and names.
+
+    A list is read like repeated ``--impl``: each profile replaces the default
+    of its own unit, and two for one unit are an error.
+    """
     from .hardware import UNITS
+    from .impls import ImplProfile
 
-    if value is None:
+    profile = as_impl
+
+    if impls is None:
         return {}
-    items: Iterable
-    if isinstance(value, Mapping):
-        items = value.values()
-        for unit in value:
+    if isinstance(impls, dict):
+        out = {}
+        for unit, value in impls.items():
+            prof = profile(value)
             if unit not in UNITS:
-                raise TcAdvisorError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
-    elif isinstance(value, str):
-        items = [value]
-    else:
-        try:
-            items = list(value)
-        except TypeError:
-            raise TcAdvisorError(f"impls {_describe(value)} must be a name, a list of names or a unit -> name mapping") from None
-    chosen = {}
-    for item in items:
-        prof = as_impl(item)
-        if prof.unit in chosen:
-            raise TcAdvisorError(f"--impl {prof.name}: {chosen[prof.unit].name} was already chosen for {prof.unit}")
-        chosen[prof.unit] = prof
-    if isinstance(value, Mapping):
-        for unit, prof in zip(value, chosen.values()):
+                raise TcAdvisorError(f"unit {unit!r} is not an execution unit; expected one of {', '.join(UNITS)}")
             if prof.unit != unit:
-                raise TcAdvisorError(f"implementation {prof.name} runs on {prof.unit}, not {unit}")
-    return chosen
+                raise TcAdvisorError(f"{prof.name} runs on {prof.unit}, not on {unit}")
+            out[unit] = prof
+        return out
+    try:
+        items = [impls] if isinstance(impls, (str, ImplProfile)) else list(impls)
+    except TypeError:
+        items = [impls]  # reported by profile() as what it is not
+    out = {}
+    for value in items:
+        prof = profile(value)
+        if prof.unit in out:
+            raise TcAdvisorError(f"--impl {prof.name}: {out[prof.unit].name} was already chosen for {prof.unit}")
+        out[prof.unit] = prof
+    return out

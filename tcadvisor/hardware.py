@@ -258,8 +258,8 @@ def as_spec(gpu: GpuSpec | str | os.PathLike) -> GpuSpec:
         return gpu
     if isinstance(gpu, (str, os.PathLike)):
         return find_spec(os.fspath(gpu))
-    raise TcAdvisorError(f"expected a GPU (a GpuSpec, a name such as 'h100', or a spec file), "
-                         f"got {type(gpu).__name__} {gpu!r:.60}")
+    raise TcAdvisorError(f"GPU {gpu!r:.60} is neither a GPU spec nor a GPU name; expected a GpuSpec, a name such as "
+                         "'h100' or the path of a YAML spec (see 'tcadvisor gpus')")
 
 
 def detect_local_gpu_name() -> str | None:

@@ -131,7 +131,21 @@ def pages(tmp_path_factory):
     tcadvisor("roofline", "Box-2D1R", "--fuse", "7", "--dtype", "float", "--gpu", "a100", "-o", "roofline.html",
               cwd=out)
     tcadvisor("figures", "-o", "figures", cwd=out)
+    tcadvisor("figures", "--only", "fig07-roofline", "--self-contained", "-o", "single", cwd=out)
+    (out / "minimal.yaml").write_text(MINIMAL_SPEC)
+    tcadvisor("figures", "--gpu", "minimal.yaml", "-o", "minimal", cwd=out)
     return out
+
+
+#: A valid spec without TF32 or Sparse Tensor Cores: Figs. 13 and 14 cannot be drawn for it.
+MINIMAL_SPEC = """\
+name: Minimal FP64 GPU
+sources: {me: my own measurements}
+bandwidth: {value: 1935, unit: GB/s, source: me}
+peak:
+  cuda_core: {fp64: {value: 9.7, source: me}, fp32: {value: 19.5, source: me}}
+  tensor_core: {fp64: {value: 19.5, source: me}}
+"""
 
 
 def test_sweet_spot_map_renders(browser, pages):
@@ -182,6 +196,8 @@ def test_map_hover_tells_the_advisors_numbers(browser, pages):
         assert f"α = {float(o.alpha):.4g}" in text and f"β = {float(o.beta):.4g}" in text
         assert f"I_TC = {o.intensity:.4g} FLOP/byte ({o.bound}-bound)" in text
         assert f"GStencils/s: {o.gstencils:.4g} here" in text
+        source = {"given by --alpha": "user"}.get(o.alpha_source, o.alpha_source.split(" (")[0])
+        assert f"α = {float(o.alpha):.4g} ({source})" in text and "instruction: " in text
 
 
 def test_four_gpu_map_renders(browser, pages):
@@ -213,6 +229,41 @@ def test_every_paper_figure_renders(browser, pages):
     assert index["errors"] == []
     links = browser.execute_script("return Array.from(document.links).map(a => a.getAttribute('href'))")
     assert sorted(links) == sorted(f"{n}.html" for n in FIGURES)
+
+
+def test_figure_pages_share_one_local_copy_of_plotly(browser, pages, tmp_path):
+    """The pages load Plotly from the file beside them: offline, and without it the check fails (control)."""
+    from tcadvisor.plots.output import plotly_js_name
+
+    js = plotly_js_name()
+    open_page(browser, pages / "figures" / "fig07-roofline.html")
+    assert browser.execute_script(
+        "return Array.from(document.scripts).filter(s => s.src).map(s => s.getAttribute('src'))") == [js]
+    alone = tmp_path / "fig07-roofline.html"  # the page without the script beside it cannot draw
+    alone.write_bytes((pages / "figures" / "fig07-roofline.html").read_bytes())
+    page = open_page(browser, alone, timeout=5)
+    assert page["svg"] == 0 and page["errors"]
+    single = pages / "single"  # --self-contained: the page alone is enough
+    assert sorted(p.name for p in single.iterdir()) == ["fig07-roofline.html", "index.html"]
+    moved = tmp_path / "moved.html"
+    moved.write_bytes((single / "fig07-roofline.html").read_bytes())
+    assert_rendered(open_page(browser, moved))
+
+
+def test_minimal_spec_figures_render_and_the_index_says_what_was_skipped(browser, pages):
+    from tcadvisor.plots.paper_figures import FIGURES
+
+    skipped = ["fig13-sparse-ceiling", "fig14-sparse-sweet-spot"]
+    drawn = [n for n in FIGURES if n not in skipped]
+    for name in drawn:
+        assert_rendered(open_page(browser, pages / "minimal" / f"{name}.html"))
+    index = open_page(browser, pages / "minimal" / "index.html", expect_plot=False)
+    assert index["errors"] == []
+    links = browser.execute_script("return Array.from(document.links).map(a => a.getAttribute('href'))")
+    assert links == [f"{n}.html" for n in drawn]
+    listed = browser.execute_script("return document.getElementById('skipped').innerText")
+    for name in skipped:
+        assert name in listed and "Sparse Tensor Cores for float" in listed
 
 
 def test_checks_catch_a_broken_page(browser, tmp_path):

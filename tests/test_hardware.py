@@ -330,5 +330,5 @@ def test_as_spec_accepts_names_and_refuses_other_objects(tmp_path):
     f.write_text(GOOD)
     assert as_spec(f).name == "Test GPU"
     for bad in (3, None, ["h100"]):
-        with pytest.raises(TcAdvisorError, match="expected a GPU"):
+        with pytest.raises(TcAdvisorError, match="is neither a GPU spec"):
             as_spec(bad)

@@ -16,9 +16,11 @@ import pandas as pd
 import pytest
 
 from tcadvisor import paper
-from tcadvisor.advisor import AlphaChoice, advise
+from tcadvisor.advisor import TIE_TOLERANCE, AlphaChoice, advise
 from tcadvisor.cli import main
+from tcadvisor.errors import TcAdvisorError
 from tcadvisor.hardware import UNITS, find_spec
+from tcadvisor.impls import find_impl
 from tcadvisor.stencil import Stencil, parse_stencil
 
 go = pytest.importorskip("plotly.graph_objects")
@@ -97,7 +99,7 @@ def test_sweet_spot_outline_encloses_exactly_the_cells_with_R_above_1(h100_float
     lines = [t for t in fig.data if isinstance(t, go.Scatter) and t.legendgroup == "sweet" and t.x]
     assert len(lines) == 2  # one outline per Tensor Core panel
     for trace, unit in zip(lines, ("tensor_core", "sparse_tensor_core")):
-        rows = data[(data["unit"] == unit) & (data["speedup"] > 1 + 1e-9)]
+        rows = data[(data["unit"] == unit) & (data["speedup"] > 1 + TIE_TOLERANCE)]
         assert len(rows) > 0
         expected = boundary_edges({(r - 1, t - 1) for r, t in zip(rows["radius"], rows["fuse"])})
         drawn = set()
@@ -339,7 +341,7 @@ def test_cli_roofline_and_figures(run_cli, tmp_path):
     r = run_cli("figures", "-o", str(tmp_path / "figs"))
     assert r.returncode == 0, r.stderr
     written = sorted(p.name for p in (tmp_path / "figs").iterdir())
-    assert written == sorted([f"{n}.html" for n in paper_figures.FIGURES] + ["index.html"])
+    assert written == sorted([f"{n}.html" for n in paper_figures.FIGURES] + ["index.html", output.plotly_js_name()])
     index = (tmp_path / "figs" / "index.html").read_text(encoding="utf-8")
     assert all(f'href="{n}.html"' in index for n in paper_figures.FIGURES)
 
@@ -402,6 +404,228 @@ def test_range_parsing():
 
 
 def test_alpha_fraction_in_map_hover_matches_spider():
-    data = maps.map_data("box", 2, "float", [A100], radii=[1], fuses=[7])
+    """With the paper's α, SPIDER's Box-2D1R at t = 7 (the paper's configuration) has α = 15/32."""
+    data = maps.map_data("box", 2, "float", [A100], radii=[1], fuses=[7], alpha="paper")
     sp = data[data["unit"] == "sparse_tensor_core"].iloc[0]
     assert Fraction(sp["alpha"]).limit_denominator(64) == Fraction(15, 32)
+    assert sp["alpha_source"] == "paper"
+
+
+# --------------------------------------------------------------------------- the Python API's arguments
+
+COLUMNS = ["gpu", "radius", "fuse", "unit", "available", "alpha", "speedup", "gstencils", "winner", "best"]
+
+
+@pytest.mark.parametrize("shape,dims,dtype,gpus", [
+    ("box", 2, "fp32", [H100]),                # the alias that gave an all-NaN map
+    ("Box", "2", "float32", "h100"),           # names where objects are expected
+    ("box", 2, "single", ["H100"]),
+    ("box", 2, "f32", H100),                   # one spec, not a list
+])
+def test_map_data_normalises_aliases_and_accepts_names(shape, dims, dtype, gpus):
+    ref = maps.map_data("box", 2, "float", [H100], radii=[1, 2], fuses=[1, 2, 3])
+    data = maps.map_data(shape, dims, dtype, gpus, radii="1-2", fuses=range(1, 4))
+    assert set(data["dtype"]) == {"float"}
+    assert np.isfinite(data[data["unit"] != "cuda_core"]["speedup"].astype(float)).all()
+    pd.testing.assert_frame_equal(data[COLUMNS], ref[COLUMNS])
+
+
+def test_map_data_reads_gpu_lists_like_the_cli():
+    both = maps.map_data("star", 2, "fp64", "a100,h100", radii=1, fuses=[2])
+    listed = maps.map_data("star", 2, "double", ["a100", find_spec("h100")], radii=[1], fuses=2)
+    pd.testing.assert_frame_equal(both[COLUMNS], listed[COLUMNS])
+    assert list(both["gpu_order"].unique()) == [0, 1] and list(both["gpu"].unique()) == [A100.short, H100.short]
+
+
+def cli_error(capsys, args) -> str:
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    return err[0].removeprefix("tcadvisor: error: ")
+
+
+@pytest.mark.parametrize("kwargs,cli", [
+    (dict(dtype="quad"), ["--dtype", "quad"]),
+    (dict(gpus="h1000"), ["--gpu", "h1000"]),
+    (dict(gpus=["a100", "h1000"]), ["--gpu", "a100,h1000"]),
+    (dict(radii=0), ["--radii", "0"]),
+    (dict(radii=[1, 65]), ["--radii", "1,65"]),
+    (dict(fuses=0), ["--fuse", "0"]),
+    (dict(fuses=[2, 2000]), ["--fuse", "2,2000"]),
+    (dict(alpha="2"), ["--alpha", "2"]),
+    (dict(alpha=1.5), ["--alpha", "1.5"]),
+    (dict(alpha="often"), ["--alpha", "often"]),
+    (dict(impls=["Foo"]), ["--impl", "Foo"]),
+    (dict(impls=["SPIDER", "SPIDER"]), ["--impl", "SPIDER", "--impl", "SPIDER"]),
+])
+def test_map_data_refuses_what_the_cli_refuses_with_the_same_line(capsys, kwargs, cli):
+    args = dict(shape="box", dims=2, dtype="float", gpus=[A100], radii=[1], fuses=[1])
+    args.update(kwargs)
+    with pytest.raises(TcAdvisorError) as info:
+        maps.map_data(**args)
+    assert str(info.value) == cli_error(capsys, ["map", "--gpu", "a100", "--radii", "1", "--fuse", "1", *cli])
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(shape="hex"), "shape 'hex' is not supported"),
+    (dict(shape=3), "shape 3 is not supported"),
+    (dict(dims=4), "dimensionality 4"),
+    (dict(dims=True), "dimensionality True"),
+    (dict(dims=None), "dimensionality None"),
+    (dict(gpus=5), "GPU 5 is neither a GPU spec nor a GPU name"),
+    (dict(gpus=[]), "no GPU given"),
+    (dict(gpus=","), "names no GPU"),
+    (dict(gpus=[A100, 3.5]), "GPU 3.5 is neither"),
+    (dict(radii=[]), "radii names no values"),
+    (dict(radii=2.5), "not understood"),
+    (dict(radii=[True]), "radius True"),
+    (dict(radii="8-1"), "runs backwards"),
+    (dict(fuses="a-b"), "fusion depths 'a-b' is not understood"),
+    (dict(fuses=[1.5]), "fusion depth 1.5"),
+    (dict(alpha=True), "--alpha True"),
+    (dict(alpha=0), "outside (0, 1]"),
+    (dict(impls=5), "implementation 5 is neither a profile nor a name"),
+    (dict(impls={"tensor_core": "SPIDER"}), "SPIDER runs on sparse_tensor_core, not on tensor_core"),
+    (dict(impls={"gpu": "EBISU"}), "unit 'gpu' is not an execution unit"),
+])
+def test_map_data_bad_arguments_are_one_line_errors(kwargs, needle):
+    args = dict(shape="box", dims=2, dtype="float", gpus=[A100], radii=[1], fuses=[1])
+    args.update(kwargs)
+    with pytest.raises(TcAdvisorError) as info:  # never an AttributeError or TypeError from inside pandas
+        maps.map_data(**args)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_figure_functions_refuse_what_they_cannot_draw():
+    for call, needle in ((lambda: maps.map_figure("box"), "not str"),
+                         (lambda: maps.map_figure(pd.DataFrame()), "not an empty DataFrame"),
+                         (lambda: maps.map_figure(pd.DataFrame({"radius": [1]})), "without gpu_order"),
+                         (lambda: roofline.roofline_figure("Box-2D1R"), "roofline_of(stencil, dtype, gpu)"),
+                         (lambda: roofline.roofline_of(5), "stencil 5 is neither a Stencil nor a stencil name"),
+                         (lambda: roofline.roofline_of("Box-2D1R", "quad"), "unknown dtype 'quad'"),
+                         (lambda: roofline.roofline_of("Box-2D1R", gpu=7), "is neither a GPU spec"),
+                         (lambda: roofline.roofline_of("Box-2D1R", fuse=0), "fusion depth 0"),
+                         (lambda: paper_figures.fig10_intensity("nope"), "unknown GPU 'nope'"),
+                         (lambda: paper_figures.all_figures(3), "GPU 3 is neither"),
+                         (lambda: paper_figures.write_figures("/tmp", A100, names=["fig99"]), "unknown figure"),
+                         (lambda: output.write_figure("map", "/tmp/x.html"), "not str"),
+                         (lambda: output.write_csv([1, 2], "/tmp/x.csv"), "not list")):
+        with pytest.raises(TcAdvisorError) as info:
+            call()
+        assert needle in str(info.value) and "\n" not in str(info.value), (needle, str(info.value))
+
+
+def points(fig):
+    return [(t.name, tuple(t.x), tuple(t.y)) for t in fig.data if t.name and t.mode and "markers" in t.mode]
+
+
+def test_roofline_of_names_is_the_roofline_of_the_advice():
+    ref = roofline.roofline_figure(advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7))
+    by_name = roofline.roofline_of("Box-2D1R", "fp32", "a100", fuse=7)
+    assert points(by_name) == points(ref) and len(points(ref)) >= 5
+    custom = roofline.roofline_of(Stencil.box(2, 1), "float", A100, fuse="7", impls=["TCStencil"], alpha="1/4")
+    adv = advise(Stencil.box(2, 1), "float", A100, fuse=7, alpha=AlphaChoice.parse("0.25"),
+                 impls={"tensor_core": find_impl("TCStencil")})
+    assert points(custom) == points(roofline.roofline_figure(adv))
+
+
+def test_paper_figures_accept_gpu_names(tmp_path):
+    by_name, by_spec = paper_figures.fig10_intensity("a100"), paper_figures.fig10_intensity(A100)
+    assert [tuple(t.y) for t in by_name.data] == [tuple(t.y) for t in by_spec.data]
+    result = paper_figures.write_figures(tmp_path / "f", "h100", names=["fig07-roofline"], formats=["html"])
+    assert [p.name for p, _ in result.written] == [output.plotly_js_name(), "fig07-roofline.html", "index.html"]
+    assert result.skipped == [] and result.failed == []
+
+
+# --------------------------------------------------------------------------- α's source and the MMA instruction
+
+
+def with_instruction_columns(real_sweep):
+    """``sweep`` as an advisor with ``mma`` and ``peak`` columns gives it (each row's :func:`advise` option)."""
+
+    def sweep(shape, dims, dtype, gpu, radii, fuses, impls=None, alpha=None):
+        df = real_sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+        if "mma" in df.columns and "peak" in df.columns:
+            return df
+        mma, peak = [], []
+        for _, row in df.iterrows():
+            adv = advise(getattr(Stencil, shape)(dims, int(row["radius"])), dtype, gpu, fuse=int(row["fuse"]),
+                         impls=impls, alpha=alpha)
+            o = opt(adv, row["unit"])
+            mma.append(str(o.mma_shape) if o.available and o.mma_shape else None)
+            peak.append(o.peak if o.available else float("nan"))
+        return df.assign(mma=mma, peak=peak)
+
+    return sweep
+
+
+def without_instruction_columns(real_sweep):
+    def sweep(*args, **kwargs):
+        return real_sweep(*args, **kwargs).drop(columns=["mma", "peak"], errors="ignore")
+
+    return sweep
+
+
+def panel_title(fig, unit):
+    return next(a.text for a in fig.layout.annotations if a.text.startswith(f"<b>{LABEL[unit]}</b>"))
+
+
+@pytest.mark.parametrize("alpha,source", [("paper", "paper"), ("constructed", "constructed"), ("0.25", "user")])
+def test_map_hover_and_csv_show_alpha_source_and_instruction(monkeypatch, tmp_path, alpha, source):
+    monkeypatch.setattr(maps, "sweep", with_instruction_columns(maps.sweep))
+    data = maps.map_data("box", 2, "float", [A100], radii=[1, 2], fuses=[1, 7], alpha=alpha)
+    fig = maps.map_figure(data)
+    for unit in ("tensor_core", "sparse_tensor_core"):
+        o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha)), unit)
+        custom = heatmap(fig, unit, A100).customdata[1][1]  # r = 2, t = 7
+        assert custom[14] == source
+        assert custom[15] == f"{o.mma_shape}, {o.peak / 1e12:.4g} TFLOP/s"
+        assert str(o.mma_shape) in panel_title(fig, unit) and f"α: {source}" in panel_title(fig, unit)
+    cc = data[data["unit"] == "cuda_core"]
+    assert cc["mma"].isna().all()
+    csv = pd.read_csv(output.write_csv(data, tmp_path / "m.csv"))
+    row = csv[(csv["radius"] == 2) & (csv["fuse"] == 7) & (csv["unit"] == "sparse_tensor_core")].iloc[0]
+    o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha)), "sparse_tensor_core")
+    assert row["mma"] == str(o.mma_shape) and math.isclose(row["peak"], o.peak)
+    assert math.isclose(row["alpha"], float(o.alpha)) and row["alpha_source"] == o.alpha_source
+
+
+def test_map_without_instruction_columns_still_shows_alpha_source(monkeypatch):
+    monkeypatch.setattr(maps, "sweep", without_instruction_columns(maps.sweep))
+    data = maps.map_data("box", 2, "float", [A100], radii=[1], fuses=[7], alpha="constructed")
+    assert "mma" not in data.columns
+    fig = maps.map_figure(data)
+    custom = heatmap(fig, "sparse_tensor_core", A100).customdata[0][0]
+    assert custom[14] == "constructed" and custom[15] == "–"
+    assert "α: constructed" in panel_title(fig, "sparse_tensor_core")
+
+
+@pytest.mark.parametrize("alpha,source", [("paper", "paper"), ("constructed", "constructed"), ("0.25", "user")])
+def test_roofline_points_show_alpha_source_and_instruction(alpha, source):
+    adv = advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha))
+    fig = roofline.roofline_figure(adv)
+    for o in adv.options:
+        point = next(t for t in fig.data if t.name == f"{o.label}, {o.impl.name}, t = 7")
+        if o.is_tensor:
+            assert str(o.mma_shape) in point.text[0] and f"({source})" in point.text[0]
+            assert f"instruction {o.mma_shape}: peak {o.peak / 1e12:.4g} TFLOP/s" in point.hovertemplate
+            assert f"({source}), β =" in point.hovertemplate
+        else:
+            assert "α = 1, β = 1" in point.hovertemplate and "instruction" not in point.hovertemplate
+        roof_trace = trace_named(fig, f"{o.label} {o.precision.upper()}:")[0]
+        assert (f"({o.mma_shape})" in roof_trace.name) == o.is_tensor
+
+
+def test_roofline_draws_the_instructions_own_peak():
+    """ConvStencil issues FP64 m8n8k4, which the H100 spec rates at half the FP64 Tensor Core peak:
+    its roof and ridge are drawn at that instruction's rate, not the precision's."""
+    adv = advise(parse_stencil("Box-2D7R"), "double", H100, fuse=1)
+    tc = opt(adv, "tensor_core")
+    assert str(tc.mma_shape) == "m8n8k4" and tc.peak == H100.instruction_peak("tensor_core", "fp64", "m8n8k4").value
+    fig = roofline.roofline_figure(adv)
+    roof_trace = trace_named(fig, "Tensor Cores FP64:")[0]
+    assert roof_trace.name.endswith(f"{tc.peak / 1e12:.4g} TFLOP/s (m8n8k4)")
+    ridge = next(t for t in fig.data if t.name == "ridge point of Tensor Cores FP64")
+    assert math.isclose(ridge.x[0], tc.peak / H100.bandwidth.value, rel_tol=1e-12)
+    assert math.isclose(ridge.x[0], H100.ridge("tensor_core", "fp64") / 2, rel_tol=1e-2)
+

@@ -251,7 +251,7 @@ def test_api_accepts_names_and_normalises_aliases():
 @pytest.mark.parametrize("call, needle", [
     (lambda: tcadvisor.advise("Box-2D1R", "quad"), "unknown dtype"),
     (lambda: tcadvisor.advise(["Box-2D1R"]), "neither a Stencil"),
-    (lambda: tcadvisor.advise("Box-2D1R", "double", 3.5), "neither a GpuSpec"),
+    (lambda: tcadvisor.advise("Box-2D1R", "double", 3.5), "is neither a GPU spec"),
     (lambda: tcadvisor.advise("Box-2D1R", alpha=5), "outside (0, 1]"),
     (lambda: tcadvisor.advise("Box-2D1R", fuse=True), "fusion depth"),
     (lambda: tcadvisor.advise("Box-2D1R", impls=["EBISU", "DRStencil"]), "already chosen"),

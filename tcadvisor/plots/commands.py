@@ -10,31 +10,10 @@ import re
 import sys
 
 from ..errors import TcAdvisorError
+from ..arguments import parse_int_list
 
-_RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
-
-
-def parse_int_list(text: str, what: str, check) -> list[int]:
-    """'1-8', '1..8', '1,2,4' or '3' as a sorted list, each value validated by ``check``."""
-    values: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        m = _RANGE.match(part)
-        try:
-            lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(part), int(part))
-        except ValueError:
-            raise TcAdvisorError(f"{what} {text!r} is not understood; expected a range such as 1-8 "
-                                 "or a list such as 1,2,4") from None
-        if lo > hi:
-            raise TcAdvisorError(f"{what} {text!r}: the range {part} runs backwards; write low-high")
-        if hi - lo > 4096:
-            raise TcAdvisorError(f"{what} {text!r}: the range {part} is too long")
-        values.update(range(lo, hi + 1))
-    if not values:
-        raise TcAdvisorError(f"{what} {text!r} names no values; expected a range such as 1-8 or a list such as 1,2,4")
-    return [check(v) for v in sorted(values)]
+#: Shared with the Python API, which checks its arguments the same way.
+__all__ = ["parse_int_list", "gpus_from_arg", "impls_from_args", "register"]
 
 
 def gpus_from_arg(text: str | None):
@@ -51,15 +30,10 @@ def gpus_from_arg(text: str | None):
 
 
 def impls_from_args(names: list[str]) -> dict:
-    from ..impls import find_impl
+    """Repeated ``--impl NAME``: one profile per unit, replacing that unit's default."""
+    from ..arguments import as_impls
 
-    impls = {}
-    for name in names:
-        prof = find_impl(name)
-        if prof.unit in impls:
-            raise TcAdvisorError(f"--impl {name}: {impls[prof.unit].name} was already chosen for {prof.unit}")
-        impls[prof.unit] = prof
-    return impls
+    return as_impls(list(names))
 
 
 def _wrote(path, what: str) -> None:
@@ -114,6 +88,7 @@ def cmd_roofline(args) -> int:
 
 
 def cmd_figures(args) -> int:
+    """Write every figure that can be drawn; see the ``figures`` help for the exit status."""
     from pathlib import Path
 
     from ..hardware import find_spec
@@ -132,20 +107,50 @@ def cmd_figures(args) -> int:
         if unknown:
             raise TcAdvisorError(f"--only {', '.join(unknown)}: unknown figure; expected some of {', '.join(FIGURES)}")
     names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(FIGURES)
-    written = write_figures(Path(args.output), gpu, names=names, formats=formats)
-    for path, title in written:
+    result = write_figures(Path(args.output), gpu, names=names, formats=formats,
+                           self_contained=args.self_contained)
+    for path, title in result.written:
         _wrote(path, title)
+    for name, reason in result.skipped:
+        print(f"tcadvisor: skipped {name}: {reason}", file=sys.stderr)
+    for name, exc in result.failed:
+        print(f"tcadvisor: {name} failed with an internal error (a bug in tcadvisor, please report it): "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    if result.failed:  # every other page and the index are written; now show the bug's traceback (exit 1)
+        raise result.failed[0][1]
     return 0
 
 
 # --------------------------------------------------------------------------- parser
 
+FIGURES_EPILOG = """Every figure that can be drawn for the GPU is written; one that cannot (a GPU
+without Sparse Tensor Cores has no Fig. 13) is skipped with one line on stderr
+saying why, and index.html lists the pages written and those skipped.
+
+Exit status: 0 when at least one figure was written (skipped ones are not
+errors); 2, with one line, when no figure can be drawn for this GPU or an
+argument is wrong or a file cannot be written (a file being replaced is kept
+intact); 1 only for an internal error in tcadvisor, after every other page and
+the index are written.
+
+HTML pages share one copy of Plotly's JavaScript, plotly-<version>.min.js,
+written next to them (offline, about 4.8 MB once instead of once per page);
+keep it with the pages, or pass --self-contained for pages that each embed it.
+A missing output directory (and its missing parents) is created and named on
+stderr."""
+
+OUTPUT_NOTE = ("Files are replaced atomically (a full disk keeps the previous file); missing parent directories "
+               "are created and named on stderr.")
+
 
 def register(sub, commands: dict) -> None:
+    import argparse
+
     from ..cli import add_query_arguments
 
     p = sub.add_parser("map", help="sweet-spot map: speedup of dense and sparse Tensor Cores over CUDA cores "
-                                   "across radius x fusion depth (HTML, PNG, SVG; --csv for the data)")
+                                   "across radius x fusion depth (HTML, PNG, SVG; --csv for the data)",
+                       epilog=OUTPUT_NOTE)
     p.add_argument("--gpu", help="GPU spec, or several separated by commas (a100,h100,h200,b200) drawn side by "
                                  "side on one colour scale; default: the detected GPU, else the A100 80GB PCIe")
     p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
@@ -156,25 +161,34 @@ def register(sub, commands: dict) -> None:
                    help="fusion depths t, a range or list (default 1-16)")
     p.add_argument("--impl", action="append", default=[], metavar="NAME",
                    help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
-    p.add_argument("--alpha", help="α for Tensor Core units: 'paper' (default where published), 'constructed', "
-                                   "or a number in (0, 1]")
+    p.add_argument("--alpha", help="α for Tensor Core units: 'paper', 'constructed', or a number in (0, 1] "
+                                   "(default: the advisor's; hover a cell for α and its source)")
     p.add_argument("--title", help="figure title (default: describes the map)")
     p.add_argument("-o", "--output", metavar="FILE",
-                   help="output file: .html (self-contained, works offline), .png or .svg "
-                        "(default map-<shape><dims>d-<gpus>-<dtype>.html)")
-    p.add_argument("--csv", metavar="FILE", help="also write the map's data (one row per GPU, r, t and unit)")
+                   help="output file: .html (self-contained: Plotly's JavaScript embedded, opens offline, one "
+                        "file to mail), .png or .svg (default map-<shape><dims>d-<gpus>-<dtype>.html); missing "
+                        "parent directories are created and named on stderr")
+    p.add_argument("--csv", metavar="FILE", help="also write the map's data (one row per GPU, r, t and unit, "
+                                                 "with α, its source and the MMA instruction)")
     commands["map"] = cmd_map
 
     p = sub.add_parser("roofline", help="roofline of one GPU with the CUDA-core, Tensor Core and Sparse Tensor "
-                                        "Core ceilings and the stencil's operating points")
+                                        "Core ceilings and the stencil's operating points", epilog=OUTPUT_NOTE)
     add_query_arguments(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="output file: .html, .png or .svg "
-                                                          "(default roofline-<stencil>.html)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="output file: .html (self-contained, opens offline), .png or .svg "
+                        "(default roofline-<stencil>.html); missing parent directories are created and named "
+                        "on stderr")
     commands["roofline"] = cmd_roofline
 
-    p = sub.add_parser("figures", help="every figure of the paper, regenerated from the model")
-    p.add_argument("-o", "--output", default="figures", metavar="DIR", help="directory to write (default figures/)")
+    p = sub.add_parser("figures", help="every figure of the paper, regenerated from the model",
+                       epilog=FIGURES_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", default="figures", metavar="DIR",
+                   help="directory to write (default figures/); created, with its missing parents, if needed")
     p.add_argument("--gpu", default="a100-80gb-pcie", help="GPU spec (default: the paper's A100 80GB PCIe)")
     p.add_argument("--format", default="html", help="comma-separated formats: html, png, svg (default html)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated figure names (default: all)")
+    p.add_argument("--self-contained", action="store_true",
+                   help="embed Plotly's JavaScript in every HTML page (about 4.8 MB each) instead of sharing "
+                        "one plotly-<version>.min.js in the directory")
     commands["figures"] = cmd_figures

@@ -16,52 +16,67 @@ cell with a star on the best depth of each radius.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..advisor import AlphaChoice, best_index, sweep
+from ..advisor import TIE_TOLERANCE as TIE, best_index, sweep
 from ..dtypes import BYTES
 from ..errors import TcAdvisorError
-from ..hardware import UNIT_LABELS, UNITS, GpuSpec
-from ..impls import ImplProfile
+from ..hardware import UNIT_LABELS, UNITS
 from . import style
+from ..arguments import as_alpha, as_dims, as_dtype, as_gpus, as_impls, as_shape, int_list
 
 TENSOR_UNITS = ("tensor_core", "sparse_tensor_core")
-#: Margin above 1 under which a speedup is not counted as a win (R is exactly 1 in scenario 1).
-WIN = 1 + 1e-9
+#: Columns :func:`map_figure` reads (all made by :func:`map_data`).
+MAP_COLUMNS = ("gpu_order", "gpu_name", "stencil", "shape", "dims", "dtype", "radius", "fuse", "unit", "impl",
+               "precision", "available", "reason", "alpha", "alpha_source", "beta", "intensity", "bound",
+               "gstencils", "speedup", "scenario", "log2_speedup", "winner", "best")
+#: Margin above 1 under which a speedup is not counted as a win (the advisor's tie tolerance; R is
+#: exactly 1 in scenario 1).
+WIN = 1 + TIE
 
 
 # --------------------------------------------------------------------------- data
 
 
-def map_data(shape: str, dims: int, dtype: str, gpus: Sequence[GpuSpec], radii: Iterable[int] = range(1, 9),
-             fuses: Iterable[int] = range(1, 17), impls: dict[str, ImplProfile] | None = None,
-             alpha: AlphaChoice | None = None) -> pd.DataFrame:
+def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = range(1, 9),
+             fuses: Iterable[int] | str = range(1, 17), impls=None, alpha=None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
-    One row per (gpu, radius, fuse, unit) with the sweep's columns, and:
-    ``log2_speedup``; ``sweet_spot`` (a Tensor Core unit with R > 1);
-    ``winner`` (the fastest unit of its cell; ties go to CUDA cores, as in the
-    advisor); ``best`` (the unit and depth with the highest throughput for its
-    radius over the swept depths, ties to the shallower depth, as
-    :func:`~tcadvisor.advisor.advise` picks its verdict); ``dtype``.
+    Arguments are read as the ``map`` command reads its options, with its
+    one-line :class:`~tcadvisor.errors.TcAdvisorError` for a bad one: ``shape``
+    'box' or 'star'; ``dims`` 1–3; ``dtype`` any alias ('fp32', 'float64');
+    ``gpus`` one spec or name, 'a100,h100', or a list of specs and names;
+    ``radii``/``fuses`` ints, ranges ('1-8') or lists; ``impls`` profiles or
+    names; ``alpha`` 'paper', 'constructed', a number in (0, 1] or an
+    :class:`~tcadvisor.advisor.AlphaChoice` (default: the advisor's).
+
+    One row per (gpu, radius, fuse, unit) with the sweep's columns (among them
+    ``alpha``, ``alpha_source`` and, from advisors that give them, ``mma`` and
+    ``peak``), and: ``log2_speedup``; ``sweet_spot`` (a Tensor Core unit with
+    R > 1); ``winner`` (the fastest unit of its cell; ties as the advisor breaks
+    them); ``best`` (the unit and depth the advisor recommends for its radius
+    over the swept depths, by :func:`~tcadvisor.advisor.best_index`); ``dtype``.
     """
-    if shape not in ("box", "star"):
-        raise TcAdvisorError(f"--shape {shape!r} is not supported for maps; expected box or star")
-    radii, fuses = list(radii), list(fuses)
-    if not radii or not fuses:
-        raise TcAdvisorError("a map needs at least one radius and one fusion depth")
+    from ..stencil import check_fuse, check_radius
+
+    shape, dims, dtype = as_shape(shape), as_dims(dims), as_dtype(dtype)
+    gpus = as_gpus(gpus)
+    radii = int_list(radii, "radii", check_radius)
+    fuses = int_list(fuses, "fusion depths", check_fuse)
+    impls, alpha = as_impls(impls), as_alpha(alpha)
     frames = []
     for order, gpu in enumerate(gpus):
         df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
         df.insert(2, "gpu_order", order)
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)
-    data.insert(3, "dtype", dtype)
+    if "dtype" not in data.columns:
+        data.insert(3, "dtype", dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         data["log2_speedup"] = np.log2(data["speedup"].astype(float))
     data["sweet_spot"] = data["unit"].isin(TENSOR_UNITS) & (data["speedup"] > WIN)
@@ -119,12 +134,47 @@ def _outline(mask: np.ndarray) -> tuple[list, list]:
     return xs, ys
 
 
+def _distinct(values) -> list[str]:
+    """The distinct non-empty strings of ``values``, in order of appearance."""
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "" or str(v) in out:
+            continue
+        out.append(str(v))
+    return out
+
+
+def _instruction(row) -> str:
+    """'m16n8k8, 156 TFLOP/s' from a row's ``mma`` and ``peak`` (columns of newer advisors), else '–'."""
+    mma = row.get("mma")
+    peak = row.get("peak")
+    parts = []
+    if mma is not None and not (isinstance(mma, float) and math.isnan(mma)) and str(mma):
+        parts.append(str(mma))
+    if peak is not None and isinstance(peak, (int, float, np.floating)) and math.isfinite(peak):
+        parts.append(f"{peak / 1e12:.4g} TFLOP/s")
+    return ", ".join(parts) if parts else "–"
+
+
 def _unit_desc(rows: pd.DataFrame, unit: str) -> tuple[str, str | None]:
-    """'ConvStencil (TF32)' for an available unit, else (label, why it is not available)."""
+    """'ConvStencil (TF32 m8n8k4, α: paper)' for an available unit, else (label, why it is not available).
+
+    The MMA instructions and α's sources are listed as they occur in the panel
+    (a constructed α may pick a different instruction at different depths).
+    """
     avail = rows[(rows["unit"] == unit) & rows["available"]]
     if len(avail):
         first = avail.iloc[0]
-        return f"{first['impl']} ({str(first['precision']).upper()})", None
+        what = str(first["precision"]).upper()
+        if "mma" in avail.columns:
+            shapes = _distinct(avail["mma"])
+            if shapes:
+                what += " " + "/".join(shapes)
+        if unit in TENSOR_UNITS:
+            sources = _distinct(avail["alpha_source"].map(style.alpha_source_label))
+            if sources:
+                what += f", α: {'/'.join(sources)}"
+        return f"{first['impl']} ({what})", None
     reasons = rows[rows["unit"] == unit]["reason"].dropna()
     return UNIT_LABELS[unit], (reasons.iloc[0] if len(reasons) else "no implementation")
 
@@ -139,7 +189,8 @@ _SPEEDUP_HOVER = (
     "<b>%{customdata[0]}, t = %{customdata[1]}</b><br>"
     "R = %{customdata[2]}× over CUDA cores<br>"
     "scenario %{customdata[3]}: %{customdata[4]}<br>"
-    "α = %{customdata[5]}, β = %{customdata[6]}<br>"
+    "α = %{customdata[5]} (%{customdata[14]}), β = %{customdata[6]}<br>"
+    "instruction: %{customdata[15]}<br>"
     "I_TC = %{customdata[7]} FLOP/byte (%{customdata[8]}-bound)<br>"
     "I_CC = %{customdata[9]} FLOP/byte (%{customdata[10]}-bound)<br>"
     "GStencils/s: %{customdata[11]} here vs %{customdata[12]} on CUDA cores"
@@ -185,6 +236,10 @@ def _speedup_panel(fig: go.Figure, rows: pd.DataFrame, unit: str, grid: dict, ro
             num(_grid(u, radii, fuses, "gstencils").astype(float)),
             num(_grid(cc, radii, fuses, "gstencils").astype(float)),
             np.full(z.shape, f"{UNIT_LABELS[unit]}, {desc}, {gpu_name}", dtype=object),
+            _grid(u.assign(_src=u["alpha_source"].map(lambda a: style.alpha_source_label(a) or "–")), radii, fuses,
+                  "_src", fill="–"),
+            _grid(u.assign(_instr=u.apply(_instruction, axis=1) if len(u) else []), radii, fuses, "_instr",
+                  fill="–"),
         ], axis=-1))
     xs, ys = _outline(speed > WIN)
     if not xs:
@@ -220,6 +275,11 @@ def _winner_panel(fig: go.Figure, rows: pd.DataFrame, grid: dict, row_i: int, gp
 
 def map_figure(data: pd.DataFrame, title: str | None = None) -> go.Figure:
     """The sweet-spot map of :func:`map_data`'s DataFrame, one row of three panels per GPU."""
+    missing = [c for c in MAP_COLUMNS if not isinstance(data, pd.DataFrame) or c not in data.columns]
+    if missing or data.empty:
+        got = type(data).__name__ if not isinstance(data, pd.DataFrame) else (
+            "an empty DataFrame" if data.empty else f"a DataFrame without {', '.join(missing)}")
+        raise TcAdvisorError(f"map_figure draws the DataFrame of map_data(shape, dims, dtype, gpus), not {got}")
     gpu_orders = sorted(data["gpu_order"].unique())
     radii = sorted(int(r) for r in data["radius"].unique())
     fuses = sorted(int(t) for t in data["fuse"].unique())
@@ -305,7 +365,8 @@ def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, tickte
     fig.update_layout(**style.base_layout(
         title=dict(text=fig_title + "<br><sup>colour: speedup R = P_TC/P_CC of useful throughput (white = 1×, "
                    "green: Tensor Cores win, pink: they lose); number in a cell: scenario; black outline: "
-                   "the sweet spot R > 1. Hover a cell for α, β, I, bound and GStencils/s.</sup>",
+                   "the sweet spot R > 1. Hover a cell for α and its source, the MMA instruction, β, I, bound "
+                   "and GStencils/s.</sup>",
                    x=0.01, xanchor="left", y=1 - 18 / height, yanchor="top", font=dict(size=17)),
         width=1500, height=int(height),
         coloraxis=dict(colorscale=style.SPEEDUP_COLORSCALE, cmin=-half, cmax=half, cmid=0,

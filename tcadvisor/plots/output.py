@@ -1,18 +1,38 @@
-"""Writing figures and map data: self-contained HTML, PNG/SVG where an exporter exists, CSV.
+"""Writing figures and map data: offline HTML, PNG/SVG where an exporter exists, CSV.
 
 Why HTML first: it needs nothing but the browser a user already has, works
-offline (Plotly's JavaScript is embedded, no CDN), and keeps hover text, which
-is where the map explains each cell.  Static images need an exporter that a
-plain ``pip install`` does not bring: Plotly's kaleido (which drives a Chrome),
-or — for PNG — a headless Chromium, which is what CI installs anyway.  When
-neither is there the user gets one line saying what to install, not a
-traceback.
+offline (Plotly's JavaScript comes with the page, never from a CDN), and keeps
+hover text, which is where the map explains each cell.  Static images need an
+exporter that a plain ``pip install`` does not bring: Plotly's kaleido (which
+drives a Chrome), or — for PNG — a headless Chromium, which is what CI installs
+anyway.  When neither is there the user gets one line saying what to install,
+not a traceback.
+
+Two rules hold for every file written here:
+
+* **Never half-written.**  A file is written to a temporary file in its own
+  directory and renamed over the target only once complete and flushed
+  (:func:`atomic_write`), so a full disk, a crash or Ctrl-C leaves the previous
+  file intact and no temporary file behind; the error is one line naming the
+  file and the operating system's reason.
+* **Missing directories are created, and said.**  A missing parent directory of
+  an output file is created, with one line on stderr naming what was created
+  (a typo in a path then shows at once instead of going unnoticed).
+
+One HTML file (``map -o x.html``, ``roofline -o``, :func:`write_figure`) embeds
+Plotly's JavaScript, so it can be mailed on its own.  A directory of pages
+(``tcadvisor figures``) shares one copy of it, written next to the pages
+(:func:`write_html` with ``shared_js=True``): the pages stay offline and the
+directory is about 5 MB per page lighter.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +47,15 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--no-first-run", "--disable-quic", "--disable-extensions", "--mute-audio")
+#: Bytes handed to the operating system per write call (a full disk fails part-way, as it would for real).
+CHUNK = 1 << 20
+#: The one low-level write; tests replace it to simulate a full disk part-way through a file.
+_write_chunk = os.write
+
+
+def note(message: str) -> None:
+    """One informational line on stderr (what was created), in the CLI's voice."""
+    print(f"tcadvisor: {message}", file=sys.stderr)
 
 
 def output_format(path: str | os.PathLike) -> str:
@@ -41,22 +70,148 @@ def output_format(path: str | os.PathLike) -> str:
     return suffix
 
 
-def _prepare(path: Path) -> None:
+# --------------------------------------------------------------------------- directories and atomic writes
+
+
+def ensure_directory(directory: str | os.PathLike) -> list[Path]:
+    """Create ``directory`` and its missing parents; say on stderr which were created; return them.
+
+    An existing file in the way, or a directory that cannot be created, is a
+    one-line :class:`~tcadvisor.errors.TcAdvisorError`.
+    """
+    directory = Path(directory)
+    missing = []
+    probe = directory
+    while not probe.exists():
+        if probe.is_symlink():  # a dangling link: mkdir would fail below with the OS's reason
+            break
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise TcAdvisorError(f"cannot write into {str(directory)!r}: {str(probe)!r} is a file, not a directory")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise TcAdvisorError(f"cannot create the directory {str(path.parent)!r}: {exc.strerror or exc}") from None
+        raise TcAdvisorError(f"cannot create the directory {str(directory)!r}: {exc.strerror or exc}") from None
+    created = list(reversed(missing))
+    if created:
+        names = ", ".join(str(p) for p in created)
+        note(f"created the director{'ies' if len(created) > 1 else 'y'} {names} (did not exist)")
+    return created
 
 
-def write_html(fig, path: str | os.PathLike) -> Path:
-    """A self-contained HTML page (Plotly's JavaScript embedded: opens offline)."""
+def _temporary(path: Path) -> tuple[int, Path]:
+    """A new, exclusively created file next to ``path`` (same file system, so the rename is atomic)."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o666 less the umask: the file ends up with the permissions a plain open() would give it.
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name next to {path.name}")
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Replace ``path`` with ``data`` in one step: the previous file stays intact until the new one is complete.
+
+    The bytes go to a temporary file in ``path``'s directory, are flushed to
+    disk (``fsync``: a full disk can fail only there), and the file is renamed
+    over ``path`` (``os.replace``, atomic on POSIX and Windows).  On any failure
+    — ``ENOSPC``, ``EACCES``, Ctrl-C — the temporary file is removed and the
+    previous file is left as it was; an ``OSError`` becomes one line naming
+    the file and the reason.  Missing parent directories are created
+    (:func:`ensure_directory`).  An existing file keeps its permission bits.
+    """
     path = Path(path)
-    _prepare(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    ensure_directory(path.parent)
+    existed = path.exists()
+    tmp = None
     try:
-        fig.write_html(path, include_plotlyjs=True, full_html=True, config=CONFIG)
+        fd, tmp = _temporary(path)
+        try:
+            view = memoryview(payload)
+            while view:
+                done = _write_chunk(fd, view[:CHUNK])
+                view = view[done:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if existed:
+            try:
+                os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+            except OSError:
+                pass  # keeping the old mode is a courtesy, not a reason to fail
+        os.replace(tmp, path)
+        tmp = None
     except OSError as exc:
-        raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        kept = "the previous file is unchanged" if existed and path.is_file() else "nothing was written"
+        raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc} ({kept})") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
     return path
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def plotly_js_name() -> str:
+    """File name of the shared Plotly bundle, versioned so pages always load the JavaScript they were written for."""
+    from plotly.offline import get_plotlyjs_version
+
+    return f"plotly-{get_plotlyjs_version()}.min.js"
+
+
+def plotly_js_current(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` already holds this Plotly's bundle under :func:`plotly_js_name`, byte for byte."""
+    from plotly.offline import get_plotlyjs
+
+    path = Path(directory) / plotly_js_name()
+    code = get_plotlyjs().encode("utf-8")
+    try:
+        return path.is_file() and path.stat().st_size == len(code) and path.read_bytes() == code
+    except OSError:
+        return False  # unreadable: rewriting it reports a real problem in one line
+
+
+def write_plotly_js(directory: str | os.PathLike) -> Path:
+    """Plotly's JavaScript bundle in ``directory`` (written atomically, only where missing or different)."""
+    from plotly.offline import get_plotlyjs
+
+    path = Path(directory) / plotly_js_name()
+    if plotly_js_current(directory):
+        return path
+    return atomic_write(path, get_plotlyjs())
+
+
+def html_page(fig, shared_js: bool = False) -> str:
+    """The full HTML page of ``fig``: Plotly's JavaScript embedded, or loaded from :func:`plotly_js_name` beside it."""
+    return fig.to_html(include_plotlyjs=plotly_js_name() if shared_js else True, full_html=True, config=CONFIG)
+
+
+def write_html(fig, path: str | os.PathLike, shared_js: bool = False) -> Path:
+    """An HTML page that opens offline.
+
+    By default self-contained (Plotly's JavaScript embedded, about 4.8 MB: one
+    file to mail).  With ``shared_js`` the page loads :func:`plotly_js_name`
+    from its own directory, written there once (for directories of pages).
+    """
+    path = Path(path)
+    page = html_page(fig, shared_js=shared_js)
+    if shared_js:
+        ensure_directory(path.parent)
+        write_plotly_js(path.parent)
+    return atomic_write(path, page)
+
+
+# --------------------------------------------------------------------------- PNG and SVG
 
 
 def find_chromium() -> str | None:
@@ -80,8 +235,9 @@ def _kaleido_image(fig, fmt: str) -> bytes | None:
         return None
 
 
-def chromium_screenshot(fig, path: Path, chromium: str, timeout: float = 90) -> None:
-    """PNG of ``fig`` as headless Chromium renders its HTML page, at the figure's own size."""
+def chromium_screenshot(fig, path: Path, chromium: str, timeout: float = 90) -> Path:
+    """PNG of ``fig`` as headless Chromium renders its HTML page, at the figure's own size (written atomically)."""
+    path = Path(path)
     width = int(fig.layout.width or 1000)
     height = int(fig.layout.height or 600)
     with tempfile.TemporaryDirectory(prefix="tcadvisor-png-") as tmp:
@@ -100,21 +256,18 @@ def chromium_screenshot(fig, path: Path, chromium: str, timeout: float = 90) -> 
         if not shot.is_file() or shot.stat().st_size == 0:
             raise TcAdvisorError(f"headless Chromium ({chromium}) wrote no screenshot for {path.name}; "
                                  "write HTML instead (-o NAME.html)")
-        shutil.copyfile(shot, path)
+        return atomic_write(path, shot.read_bytes())
 
 
 def write_static(fig, path: str | os.PathLike, fmt: str) -> Path:
     """PNG or SVG through kaleido; PNG also through a headless Chromium; else a one-line error."""
     path = Path(path)
-    _prepare(path)
     image = _kaleido_image(fig, fmt)
     if image is not None:
-        path.write_bytes(image)
-        return path
+        return atomic_write(path, image)
     chromium = find_chromium() if fmt == "png" else None
     if chromium is not None:
-        chromium_screenshot(fig, path, chromium)
-        return path
+        return chromium_screenshot(fig, path, chromium)
     needs = ("kaleido (pip install kaleido) or a Chromium/Chrome on PATH" if fmt == "png"
              else "kaleido (pip install kaleido, which drives a Chrome)")
     raise TcAdvisorError(
@@ -123,18 +276,23 @@ def write_static(fig, path: str | os.PathLike, fmt: str) -> Path:
     )
 
 
-def write_figure(fig, path: str | os.PathLike) -> Path:
-    """Write ``fig`` in the format ``path``'s suffix names (.html, .png, .svg)."""
+# --------------------------------------------------------------------------- any figure, CSV
+
+
+def write_figure(fig, path: str | os.PathLike, shared_js: bool = False) -> Path:
+    """Write ``fig`` in the format ``path``'s suffix names (.html, .png, .svg), atomically.
+
+    HTML is self-contained unless ``shared_js`` (see :func:`write_html`).
+    """
     fmt = output_format(path)
-    return write_html(fig, path) if fmt == "html" else write_static(fig, path, fmt)
+    if not (hasattr(fig, "to_html") and hasattr(fig, "layout")):
+        raise TcAdvisorError(f"write_figure writes a Plotly figure (from map_figure, roofline_figure, ...), "
+                             f"not {type(fig).__name__}")
+    return write_html(fig, path, shared_js=shared_js) if fmt == "html" else write_static(fig, path, fmt)
 
 
 def write_csv(data, path: str | os.PathLike) -> Path:
-    """A map's DataFrame as CSV (one row per GPU, radius, depth and unit)."""
-    path = Path(path)
-    _prepare(path)
-    try:
-        data.to_csv(path, index=False)
-    except OSError as exc:
-        raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
-    return path
+    """A map's DataFrame as CSV (one row per GPU, radius, depth and unit), written atomically."""
+    if not hasattr(data, "to_csv"):
+        raise TcAdvisorError(f"write_csv writes a DataFrame (from map_data), not {type(data).__name__}")
+    return atomic_write(path, data.to_csv(index=False))

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import html
 import math
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
@@ -30,13 +29,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import paper
-from ..advisor import Advice, AlphaChoice, advise, sweep
+from ..advisor import TIE_TOLERANCE as TIE, Advice, AlphaChoice, advise, sweep
 from ..errors import TcAdvisorError
-from ..hardware import GpuSpec
+from ..hardware import UNIT_LABELS, GpuSpec
 from ..impls import default_impls, find_impl
 from ..stencil import parse_stencil
 from . import style
-from .roofline import TERA, evaluate, add_bands, add_ceilings, add_operating_points, intensity_grid, roof
+from ..arguments import as_gpu
+from .roofline import (TERA, add_bands, add_ceilings, add_operating_points, ceilings_of, evaluate, intensity_grid,
+                       ridge_point, roof)
 
 PANEL = ("(a)", "(b)", "(c)", "(d)")
 
@@ -48,9 +49,25 @@ def _precisions(dtype: str, gpu: GpuSpec) -> dict[str, str | None]:
 
 def _advise(name: str, dtype: str, gpu: GpuSpec, fuse: int, alpha: Fraction | None = None,
             impls: dict | None = None) -> Advice:
-    # The paper's figures are reproduced with the paper's published α constants, as reproduce-paper does.
-    choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice("paper")
+    """:func:`~tcadvisor.advisor.advise` at one depth, with the paper's published α unless one is given.
+
+    The figures reproduce the paper, so they keep its constants (as
+    ``reproduce-paper`` does) whatever the advisor's default α is.
+    """
+    choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice.parse("paper")
     return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha=choice, max_fuse=fuse)
+
+
+def _needs(gpu: GpuSpec, figure: str, units: tuple[str, ...], dtypes=("double", "float")) -> list[str]:
+    """The dtypes (of ``dtypes``) in which ``gpu`` has every one of ``units``; a one-line error if none."""
+    lacking = {d: [UNIT_LABELS[u] for u in units if not _precisions(d, gpu)[u]] for d in dtypes}
+    have = [d for d in dtypes if not lacking[d]]
+    if not have:
+        needs = ", ".join(UNIT_LABELS[u] for u in units)
+        gaps = " and ".join(f"no {' or '.join(lacking[d])} for {d}" for d in dtypes)
+        raise TcAdvisorError(f"{gpu.name} has {gaps}; {figure} needs {needs} in "
+                             + (dtypes[0] if len(dtypes) == 1 else f"one of {', '.join(dtypes)}"))
+    return have
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str, width: int, height: int, **extra) -> go.Figure:
@@ -75,11 +92,16 @@ def _log_axes(fig: go.Figure, x_range, y_range, row=None, col=None, x_title=True
 
 def fig7_roofline(gpu: GpuSpec) -> go.Figure:
     """Fig. 7: one unit's roofline, its two regions and its ridge point, with one-step stencils placed on it."""
+    gpu = as_gpu(gpu)
+    dtype = _needs(gpu, "Fig. 7", ("cuda_core",))[0]  # the paper's FP64, else FP32
     examples = ["Star-2D1R", "Box-2D1R", "Star-3D1R", "Box-3D1R", "Box-2D3R", "Box-3D2R"]
-    advices = [_advise(n, "double", gpu, 1) for n in examples]
+    advices = [a for a in (_advise(n, dtype, gpu, 1) for n in examples) if a.options[0].available]
+    if not advices:
+        raise TcAdvisorError(f"the CUDA-core implementation runs none of {', '.join(examples)} on {gpu.name}; "
+                             "Fig. 7 needs one")
     cc = [a.options[0] for a in advices]
     peak = cc[0].peak
-    ridge = gpu.ridge("cuda_core", cc[0].precision)
+    ridge = ridge_point(gpu.bandwidth.value, peak)
     grid = intensity_grid([o.intensity for o in cc], [ridge])
     fig = go.Figure()
     add_bands(fig, [("CUDA cores", ridge)], grid[0], grid[-1])
@@ -87,12 +109,12 @@ def fig7_roofline(gpu: GpuSpec) -> go.Figure:
     fig.add_trace(go.Scatter(
         x=[o.intensity for o in cc], y=[o.attainable_flops / TERA for o in cc], mode="markers+text",
         text=[a.stencil.name for a in advices], textposition="bottom right", textfont=dict(size=11),
-        marker=dict(size=10, color=style.UNIT_COLORS["cuda_core"]), name="one time step (t = 1), double",
+        marker=dict(size=10, color=style.UNIT_COLORS["cuda_core"]), name=f"one time step (t = 1), {dtype}",
         customdata=[[o.bound, o.gstencils] for o in cc],
         hovertemplate="%{text}: I = %{x:.4g} FLOP/byte, %{y:.4g} TFLOP/s<br>%{customdata[0]}-bound, "
                       "%{customdata[1]:.4g} GStencils/s<extra></extra>"))
     _log_axes(fig, (grid[0], grid[-1]), (roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA, peak / TERA * 4))
-    return _layout(fig, f"Fig. 7 — The roofline model on {gpu.name} (FP64 CUDA cores)",
+    return _layout(fig, f"Fig. 7 — The roofline model on {gpu.name} ({cc[0].precision.upper()} CUDA cores)",
                    "P = min(P_peak, B·I): memory-bound left of the ridge point ρ = P_peak/B, compute-bound right "
                    "of it; points: one step of each stencil (eq. 6–7)", 1100, 620,
                    legend=dict(x=0.99, xanchor="right", y=0.02, yanchor="bottom", bgcolor="rgba(255,255,255,0.85)"))
@@ -112,9 +134,12 @@ def find_example(gpu: GpuSpec, scenario: int, win: bool | None = None) -> Advice
     candidates = list(_EXAMPLES) + [(f"{s}-{d}D{r}R", t, dt) for dt in ("double", "float") for s in ("Box", "Star")
                                     for d in (2, 3) for r in (1, 2, 3) for t in range(1, 9)]
     for name, fuse, dtype in candidates:
+        if not all(_precisions(dtype, gpu)[u] for u in ("cuda_core", "tensor_core")):
+            continue
         adv = _advise(name, dtype, gpu, fuse)
         tc = adv.options[1]
-        if tc.available and tc.scenario == scenario and (win is None or (tc.speedup > 1 + 1e-9) == win):
+        if (tc.available and tc.scenario == scenario and tc.speedup is not None
+                and (win is None or (tc.speedup > 1 + TIE) == win)):
             return adv
     return None
 
@@ -123,14 +148,19 @@ def _profitable_band(opt_cc, opt_tc, gpu: GpuSpec, grid: np.ndarray) -> tuple[fl
     """Intensities I_TC at which Tensor Cores would beat this CUDA-core point (R > 1), from the model."""
     i_cc = opt_cc.intensity
     out = evaluate(i_cc, 1.0, grid / i_cc, 1.0, 1.0, gpu.bandwidth.value, opt_cc.peak, opt_tc.peak)
-    wins = grid[(np.asarray(out["R"]) > 1 + 1e-9) & (grid >= i_cc)]
+    wins = grid[(np.asarray(out["R"]) > 1 + TIE) & (grid >= i_cc)]
     return (float(wins.min()), float(wins.max())) if len(wins) else None
 
 
 def fig8_scenarios(gpu: GpuSpec) -> go.Figure:
     """Fig. 8 (a)–(d): one configuration in each scenario, CUDA cores against dense Tensor Cores."""
+    gpu = as_gpu(gpu)
+    _needs(gpu, "Fig. 8", ("cuda_core", "tensor_core"))
     wanted = [(1, None), (2, None), (3, None), (4, True)]
     examples = [find_example(gpu, s, w) for s, w in wanted]
+    if not any(examples):
+        raise TcAdvisorError(f"no configuration of the search falls in any scenario on {gpu.name}; Fig. 8 has "
+                             "nothing to show")
     titles = []
     for (s, _), adv in zip(wanted, examples):
         head = f"{PANEL[s - 1]} scenario {s}: {style.SCENARIO_NAMES[s]}"
@@ -161,8 +191,8 @@ def fig8_scenarios(gpu: GpuSpec) -> go.Figure:
         add_operating_points(fig, [cc, tc], row=row, col=col, showlegend=False)
         fig.add_annotation(text=f"R = {tc.speedup:.3g}", xref=f"x{i + 1 if i else ''} domain",
                            yref=f"y{i + 1 if i else ''} domain", x=0.98, y=0.04, xanchor="right", showarrow=False,
-                           font=dict(size=14, color="#1b7837" if tc.speedup > 1 + 1e-9
-                                     else "#b2182b" if tc.speedup < 1 - 1e-9 else "#555"),
+                           font=dict(size=14, color="#1b7837" if tc.speedup > 1 + TIE
+                                     else "#b2182b" if tc.speedup < 1 - TIE else "#555"),
                            bgcolor="rgba(255,255,255,0.8)")
         ymax = max(tc.peak, cc.peak) / TERA * 4
         _log_axes(fig, (grid[0], grid[-1]), (roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA, ymax),
@@ -209,6 +239,17 @@ def _path(adv_by_t: list[Advice], unit: str) -> tuple[list[float], list[float], 
     return xs, ys, ts
 
 
+def _impl_alpha(advs: list[Advice], unit: str) -> str:
+    """'SPIDER, α = 15/32 (paper)': the implementation of ``unit`` and its α along a path, as the advisor gave it."""
+    opts = [o for a in advs for o in a.options if o.unit == unit and o.available]
+    if not opts:
+        return UNIT_LABELS[unit]
+    alphas = sorted({o.alpha for o in opts})
+    sources = sorted({style.alpha_source_label(o.alpha_source) for o in opts} - {""})
+    value = str(alphas[0]) if len(alphas) == 1 else f"{alphas[0]}–{alphas[-1]}"
+    return f"{opts[0].impl.name}, α = {value}" + (f" ({'/'.join(sources)})" if sources else "")
+
+
 def _discrete(colors: list[str]) -> list:
     n = len(colors)
     scale = []
@@ -219,9 +260,8 @@ def _discrete(colors: list[str]) -> list:
 
 def fig9_plane(gpu: GpuSpec) -> go.Figure:
     """Fig. 9: the scenarios as regions of the (I_CC, I_TC) plane, with Box-2D1R's path over t = 1..16."""
-    cols = [d for d in ("double", "float") if all(_precisions(d, gpu)[u] for u in ("cuda_core", "tensor_core"))]
-    if not cols:
-        raise TcAdvisorError(f"{gpu.name} has no dense Tensor Cores for double or float; Fig. 9 needs them")
+    gpu = as_gpu(gpu)
+    cols = _needs(gpu, "Fig. 9", ("cuda_core", "tensor_core"))
     titles = []
     for dtype in cols:
         p = _precisions(dtype, gpu)
@@ -238,8 +278,10 @@ def fig9_plane(gpu: GpuSpec) -> go.Figure:
         y_edges, y = _edges(0.25, 4000, 300)
         plane = _plane(gpu, p_cc, p_tc, x, y)
         scen = plane["scenario"]
-        code = np.where(scen == 4, np.where(plane["R"] > 1 + 1e-9, 3, 4), scen - 1)
-        fig.add_trace(go.Heatmap(x=x_edges, y=y_edges, z=code, zmin=-0.5, zmax=4.5, colorscale=_discrete(colors),
+        code = np.where(scen == 4, np.where(plane["R"] > 1 + TIE, 3, 4), scen - 1)
+        # float32 codes: the page carries half the bytes (the codes are small integers or NaN)
+        fig.add_trace(go.Heatmap(x=x_edges, y=y_edges, z=code.astype(np.float32), zmin=-0.5, zmax=4.5,
+                                 colorscale=_discrete(colors),
                                  showscale=False, hoverinfo="skip", name="scenarios"), row=1, col=c)
         advs = [_advise("Box-2D1R", dtype, gpu, t) for t in range(1, 17)]
         xs, ys, ts = _path(advs, "tensor_core")
@@ -269,15 +311,15 @@ def fig9_plane(gpu: GpuSpec) -> go.Figure:
 
 def fig14_sparse_plane(gpu: GpuSpec, dtype: str = "float") -> go.Figure:
     """Fig. 14: Sparse Tensor Cores widen the sweet spot (regions of the (I_CC, I_TC) plane, dense vs sparse)."""
+    gpu = as_gpu(gpu)
+    _needs(gpu, "Fig. 14", ("cuda_core", "tensor_core", "sparse_tensor_core"), dtypes=(dtype,))
     p = _precisions(dtype, gpu)
-    if not all(p[u] for u in ("cuda_core", "tensor_core", "sparse_tensor_core")):
-        raise TcAdvisorError(f"{gpu.name} lacks dense or sparse Tensor Cores for {dtype}; Fig. 14 needs both")
     p_cc = gpu.peak("cuda_core", p["cuda_core"])
     x_edges, x = _edges(0.25, 400, 260)
     y_edges, y = _edges(0.25, 4000, 300)
     dense = _plane(gpu, p_cc, gpu.peak("tensor_core", p["tensor_core"]), x, y)
     sparse = _plane(gpu, p_cc, gpu.peak("sparse_tensor_core", p["sparse_tensor_core"]), x, y)
-    d_win, s_win = dense["R"] > 1 + 1e-9, sparse["R"] > 1 + 1e-9
+    d_win, s_win = dense["R"] > 1 + TIE, sparse["R"] > 1 + TIE
     tie = (dense["scenario"] == 1) & (sparse["scenario"] == 1)
     code = np.select([tie, d_win & s_win, s_win & ~d_win, d_win & ~s_win], [0, 3, 2, 4], default=1).astype(float)
     code[np.isnan(dense["R"])] = np.nan
@@ -285,14 +327,15 @@ def fig14_sparse_plane(gpu: GpuSpec, dtype: str = "float") -> go.Figure:
              "sweet spot gained with Sparse Tensor Cores", "sweet spot on dense and sparse", "dense only"]
     colors = [style.SCENARIO_COLORS["1"], style.SCENARIO_COLORS["2"], "#a6dba0", style.SCENARIO_COLORS["4win"],
               "#762a83"]
-    fig = go.Figure(go.Heatmap(x=x_edges, y=y_edges, z=code, zmin=-0.5, zmax=4.5, colorscale=_discrete(colors),
+    fig = go.Figure(go.Heatmap(x=x_edges, y=y_edges, z=code.astype(np.float32), zmin=-0.5, zmax=4.5,
+                               colorscale=_discrete(colors),
                                showscale=False, hoverinfo="skip"))
     advs = [_advise("Box-2D1R", dtype, gpu, t) for t in range(1, 17)]
     xs, ys, ts = _path(advs, "sparse_tensor_core")
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines+markers+text", text=[f"t={t}" if t in (1, 2, 4, 7, 16) else "" for t in ts],
         textposition="middle left", line=dict(color="black", width=1.5), marker=dict(size=6, color="black"),
-        name="Box-2D1R (SPIDER, α = 15/32), t = 1..16",
+        name=f"Box-2D1R ({_impl_alpha(advs, 'sparse_tensor_core')}), t = 1..16",
         customdata=[[t, a.options[1].speedup, a.options[2].speedup] for t, a in zip(ts, advs)],
         hovertemplate="Box-2D1R, t = %{customdata[0]}<br>I_CC = %{x:.4g}, I_TC = %{y:.4g} FLOP/byte<br>"
                       "R dense = %{customdata[1]:.3g}, R sparse = %{customdata[2]:.3g}<extra></extra>"))
@@ -317,7 +360,8 @@ def fig14_sparse_plane(gpu: GpuSpec, dtype: str = "float") -> go.Figure:
 
 def fig10_intensity(gpu: GpuSpec, fuses=range(1, 9)) -> go.Figure:
     """Fig. 10: I_CC against t for box and star stencils, 2D/3D, r = 1, 2, float and double, against the ridge."""
-    dtypes = [d for d in ("double", "float") if _precisions(d, gpu)["cuda_core"]]
+    gpu = as_gpu(gpu)
+    dtypes = _needs(gpu, "Fig. 10", ("cuda_core",))
     fig = make_subplots(rows=1, cols=len(dtypes), horizontal_spacing=0.08,
                         subplot_titles=[f"{d} ({_precisions(d, gpu)['cuda_core'].upper()} CUDA cores, "
                                         f"S = {8 if d == 'double' else 4} bytes)" for d in dtypes])
@@ -342,7 +386,7 @@ def fig10_intensity(gpu: GpuSpec, fuses=range(1, 9)) -> go.Figure:
                                       "<br>%{customdata[1]:.4g} GStencils/s<extra></extra>"), row=1, col=c)
                     k += 1
         precision = _precisions(dtype, gpu)["cuda_core"]
-        ridge = gpu.ridge("cuda_core", precision)
+        ridge = ridge_point(gpu.bandwidth.value, gpu.peak("cuda_core", precision))
         fig.add_hrect(y0=ridge, y1=top * 10, fillcolor="rgba(27,120,55,0.08)", line_width=0, layer="below",
                       row=1, col=c, exclude_empty_subplots=False)
         fig.add_hline(y=ridge, line=dict(color="black", width=2, dash="dot"), row=1, col=c)
@@ -364,12 +408,14 @@ def fig10_intensity(gpu: GpuSpec, fuses=range(1, 9)) -> go.Figure:
 
 def fig13_sparse_ceiling(gpu: GpuSpec) -> go.Figure:
     """Fig. 13: the same kernel (SPIDER's α, Box-2D1R, t = 7, float) on dense and on Sparse Tensor Cores (Table 4)."""
+    gpu = as_gpu(gpu)
+    _needs(gpu, "Fig. 13", ("cuda_core", "tensor_core", "sparse_tensor_core"), dtypes=("float",))
     alpha = paper.ALPHA["SPIDER"]
     adv = _advise("Box-2D1R", "float", gpu, 7, alpha=alpha)
     cc, dense, sparse = adv.options
-    if not (dense.available and sparse.available):
-        raise TcAdvisorError(f"{gpu.name} lacks dense or sparse Tensor Cores for float; Fig. 13 needs both")
-    ceilings = [(o.unit, o.precision, o.peak) for o in adv.options]
+    if not (cc.available and dense.available and sparse.available):
+        raise TcAdvisorError(f"{gpu.name} cannot run Box-2D1R in float on every unit; Fig. 13 needs all three")
+    ceilings = ceilings_of(adv.options)
     grid = intensity_grid([o.intensity for o in adv.options], [o.ridge for o in adv.options])
     fig = go.Figure()
     add_bands(fig, [("CC", cc.ridge), ("TC", dense.ridge), ("SpTC", sparse.ridge)], grid[0], grid[-1])
@@ -400,6 +446,7 @@ def table3_advice(gpu: GpuSpec) -> list[tuple[int, str, Advice, str, str, float,
     Tuples (case, dtype, advice, CC unit, TC unit, measured CC, measured TC, printed scenario); the
     measurements and the scenario are the paper's data, the advice is the model's.
     """
+    gpu = as_gpu(gpu)
     out = []
     for case, name, fuse, dtype, cc, tc, scenario in paper.TABLE3:
         tc_impl = find_impl(tc[0])
@@ -410,7 +457,16 @@ def table3_advice(gpu: GpuSpec) -> list[tuple[int, str, Advice, str, str, float,
 
 def table3_roofline(gpu: GpuSpec) -> go.Figure:
     """Table 3's six cases on the roofline: CUDA-core and Tensor Core points, numbered, per precision."""
+    gpu = as_gpu(gpu)
     cases = table3_advice(gpu)
+
+    def drawable(case) -> bool:
+        _, _, adv, cc_unit, tc_unit = case[:5]
+        return any(o.available for o in adv.options if o.unit in (cc_unit, tc_unit))
+
+    cases = [c for c in cases if drawable(c)]
+    if not cases:
+        raise TcAdvisorError(f"{gpu.name} can run none of Table 3's cases on CUDA cores or Tensor Cores")
     dtypes = [d for d in ("double", "float") if any(c[1] == d for c in cases)]
     fig = make_subplots(rows=1, cols=len(dtypes), horizontal_spacing=0.07,
                         subplot_titles=[f"{d}: cases " + ", ".join(CIRCLED[c[0] - 1] for c in cases if c[1] == d)
@@ -418,20 +474,19 @@ def table3_roofline(gpu: GpuSpec) -> go.Figure:
     for col, dtype in enumerate(dtypes, start=1):
         mine = [c for c in cases if c[1] == dtype]
         opts = [o for c in mine for o in c[2].options if o.unit in (c[3], c[4]) and o.available]
-        ceilings = []
-        for o in opts:
-            if (o.unit, o.precision) not in [(u, p) for u, p, _ in ceilings]:
-                ceilings.append((o.unit, o.precision, o.peak))
-        ceilings.sort(key=lambda c: c[2])
-        grid = intensity_grid([o.intensity for o in opts], [gpu.ridge(u, p) for u, p, _ in ceilings])
-        add_bands(fig, [(style.UNIT_SHORT[u], gpu.ridge(u, p)) for u, p, _ in ceilings], grid[0], grid[-1],
+        ceilings = sorted(ceilings_of(opts), key=lambda c: c[2])
+        B = gpu.bandwidth.value
+        grid = intensity_grid([o.intensity for o in opts], [ridge_point(B, c[2]) for c in ceilings])
+        add_bands(fig, [(style.UNIT_SHORT[c[0]], ridge_point(B, c[2])) for c in ceilings], grid[0], grid[-1],
                   row=1, col=col)
         add_ceilings(fig, gpu, ceilings, grid, row=1, col=col, showlegend=True)
         for case, _, adv, cc_unit, tc_unit, meas_cc, meas_tc, scenario in mine:
             cc = next(o for o in adv.options if o.unit == cc_unit)
             tc = next(o for o in adv.options if o.unit == tc_unit)
             add_operating_points(fig, [cc, tc], row=1, col=col, showlegend=False, text=False)
-            verdict = (f"scenario {tc.scenario} (paper: {scenario}), R = {tc.speedup:.3g}" if tc.available
+            verdict = (f"scenario {tc.scenario} (paper: {scenario}), R = {tc.speedup:.3g}"
+                       if tc.available and tc.speedup is not None
+                       else f"{tc.label} without CUDA cores to compare with" if tc.available
                        else f"{tc.label}: not available here ({tc.reason})")
             for opt, meas in ((cc, meas_cc), (tc, meas_tc)):
                 if not opt.available:
@@ -445,7 +500,7 @@ def table3_roofline(gpu: GpuSpec) -> go.Figure:
                         f"({opt.impl.name}): I = {opt.intensity:.4g}, {opt.bound}-bound<br>model "
                         f"{opt.gstencils:.4g} GStencils/s, paper measured {meas}<br>{verdict}<extra></extra>")),
                     row=1, col=col)
-        top = max(p for _, _, p in ceilings) / TERA * 3
+        top = max(c[2] for c in ceilings) / TERA * 3
         _log_axes(fig, (grid[0], grid[-1]), (roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA, top),
                   row=1, col=col, y_title=(col == 1))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="CUDA cores (EBISU)",
@@ -456,7 +511,8 @@ def table3_roofline(gpu: GpuSpec) -> go.Figure:
     lines = []
     for case, dtype, adv, _, tc_unit, _, _, _ in cases:
         tc = next(o for o in adv.options if o.unit == tc_unit)
-        what = f"scenario {tc.scenario}, R = {tc.speedup:.3g}" if tc.available else f"no {tc.label} here"
+        what = (f"scenario {tc.scenario}, R = {tc.speedup:.3g}" if tc.available and tc.speedup is not None
+                else f"no CUDA cores to compare {tc.label} with" if tc.available else f"no {tc.label} here")
         lines.append(f"{CIRCLED[case - 1]} {adv.stencil.name} t={adv.fuse} {dtype}: {what}")
     fig.add_annotation(text="    ".join(lines[:3]) + "<br>" + "    ".join(lines[3:]), xref="paper", yref="paper",
                        x=0, y=-0.17, xanchor="left", yanchor="top", showarrow=False, align="left",
@@ -507,47 +563,110 @@ FIGURES: dict[str, PaperFigure] = {
 }
 
 
-def all_figures(gpu: GpuSpec) -> dict[str, go.Figure]:
-    """Every figure as a Plotly :class:`~plotly.graph_objects.Figure`, by name."""
+def all_figures(gpu: GpuSpec | str) -> dict[str, go.Figure]:
+    """Every figure as a Plotly :class:`~plotly.graph_objects.Figure`, by name (``gpu``: a spec or a name).
+
+    Raises the first figure's :class:`~tcadvisor.errors.TcAdvisorError` if ``gpu``
+    cannot show it; :func:`write_figures` draws what it can instead.
+    """
+    gpu = as_gpu(gpu)
     return {name: entry.build(gpu) for name, entry in FIGURES.items()}
 
 
-def write_figures(directory: Path, gpu: GpuSpec, names=None, formats=("html",)) -> list[tuple[Path, str]]:
-    """Write the figures ``names`` (default all) in ``formats`` into ``directory``, plus an ``index.html``."""
-    from .output import write_figure
+@dataclass
+class FigureSet:
+    """What :func:`write_figures` did: the files written, the figures skipped (and why), the ones that failed."""
 
+    directory: Path
+    written: list[tuple[Path, str]] = field(default_factory=list)  # (file, title): pages, the script, the index
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (figure name, why this GPU cannot show it)
+    failed: list[tuple[str, Exception]] = field(default_factory=list)  # (figure name, internal error: a bug)
+
+
+def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats=("html",),
+                  self_contained: bool = False) -> FigureSet:
+    """Write the figures ``names`` (default all) in ``formats`` into ``directory``, plus an ``index.html``.
+
+    Every figure that can be drawn is written; one that ``gpu`` cannot show
+    (its builder raises :class:`~tcadvisor.errors.TcAdvisorError`, e.g. no Sparse
+    Tensor Cores) is skipped and listed with the reason, and so is one that
+    fails with any other exception (a bug), so that one figure never costs the
+    others.  The index is written last and lists what was written and what
+    was not.  With no figure drawn at all, nothing is written and a one-line
+    :class:`~tcadvisor.errors.TcAdvisorError` says why.  HTML pages share one
+    copy of Plotly's JavaScript in ``directory`` unless ``self_contained``.
+    Each file is replaced atomically (:func:`~tcadvisor.plots.output.atomic_write`).
+    """
+    from .output import atomic_write, ensure_directory, plotly_js_current, plotly_js_name, write_figure
+
+    directory = Path(directory)
+    gpu = as_gpu(gpu)
     names = list(names or FIGURES)
-    written, index = [], []
-    skipped = []
+    unknown = [n for n in names if n not in FIGURES]
+    if unknown:
+        raise TcAdvisorError(f"unknown figure {', '.join(unknown)}; expected some of {', '.join(FIGURES)}")
+    if directory.exists() and not directory.is_dir():
+        raise TcAdvisorError(f"cannot write the figures into {str(directory)!r}: it is a file, not a directory")
+    result = FigureSet(directory)
+    script = plotly_js_name() if "html" in formats and not self_contained else None
+    script_was_there = script is not None and plotly_js_current(directory)
+    pages = []
     for name in names:
         entry = FIGURES[name]
         try:
             fig = entry.build(gpu)
-        except TcAdvisorError as exc:  # a figure this GPU cannot show (no sparse units, say) is skipped, said why
-            skipped.append(f"{name}: {exc}")
+        except TcAdvisorError as exc:  # a figure this GPU cannot show (no sparse units, say): skipped, said why
+            result.skipped.append((name, _stale(directory, name, formats, str(exc))))
             continue
+        except Exception as exc:  # noqa: BLE001 - a bug in one figure must not cost the others; reported as one
+            result.failed.append((name, exc))
+            continue
+        if not pages:
+            ensure_directory(directory)
         files = []
         for fmt in formats:
-            path = write_figure(fig, Path(directory) / f"{name}.{fmt}")
-            written.append((path, entry.title))
+            path = write_figure(fig, directory / f"{name}.{fmt}", shared_js=not self_contained)
+            result.written.append((path, entry.title))
             files.append(path.name)
-        index.append((entry, files))
-    if not written:
-        raise TcAdvisorError("no figure could be drawn for this GPU: " + "; ".join(skipped))
+        pages.append((entry, files))
+    if not pages:
+        why = "; ".join(f"{n}: {r}" for n, r in result.skipped) or "; ".join(
+            f"{n}: {type(e).__name__}: {e}" for n, e in result.failed)
+        raise TcAdvisorError(f"no figure could be drawn for {gpu.name}, nothing was written: {why}")
+    if script and not script_was_there:
+        result.written.insert(0, (directory / script, "Plotly's JavaScript, shared by the pages"))
+    index = directory / "index.html"
+    atomic_write(index, _index_page(gpu, pages, result, script))
+    result.written.append((index, "index of the figures"))
+    return result
+
+
+def _stale(directory: Path, name: str, formats, reason: str) -> str:
+    """``reason``, plus a warning when a page of this name from an earlier run is still in ``directory``."""
+    old = [f"{name}.{fmt}" for fmt in formats if (directory / f"{name}.{fmt}").is_file()]
+    if old:
+        reason += f" (the {', '.join(old)} already in {directory} is from an earlier run and was left as it was)"
+    return reason
+
+
+def _index_page(gpu: GpuSpec, pages, result: FigureSet, script: str | None) -> str:
+    """index.html: the pages written, the figures skipped (and why), and where the JavaScript is."""
     items = "\n".join(
         f"<li><b>{html.escape(e.title)}</b> — {html.escape(e.caption)}: "
         + ", ".join(f'<a href="{html.escape(f)}">{html.escape(f)}</a>' for f in files) + "</li>"
-        for e, files in index)
-    missing = "".join(f"<li>{html.escape(s)}</li>" for s in skipped)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>tcadvisor: the paper's figures</title></head>"
+        for e, files in pages)
+    not_drawn = [f"<li><b>{html.escape(FIGURES[n].title)}</b> ({html.escape(n)}): {html.escape(r)}</li>"
+                 for n, r in result.skipped]
+    not_drawn += [f"<li><b>{html.escape(FIGURES[n].title)}</b> ({html.escape(n)}): failed with an internal error "
+                  f"(a bug in tcadvisor): {html.escape(type(e).__name__)}: {html.escape(str(e))}</li>"
+                  for n, e in result.failed]
+    js = (f"<p>The pages load Plotly's JavaScript from <code>{html.escape(script)}</code> in this directory: "
+          "keep it next to them (they need no network). <code>tcadvisor figures --self-contained</code> writes "
+          "pages that each embed it.</p>" if script else "")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>tcadvisor: the paper's figures</title></head>"
             f"<body style='font-family:sans-serif;max-width:60em;margin:2em auto'>"
             f"<h1>“Do We Need Tensor Cores for Stencil Computations?” — figures from the model</h1>"
             f"<p>GPU: {html.escape(gpu.name)} (B = {gpu.bandwidth.value / 1e9:.4g} GB/s). "
-            f"Generated by <code>tcadvisor figures</code>.</p><ul>{items}</ul>"
-            + (f"<p>Not drawn on this GPU:</p><ul>{missing}</ul>" if missing else "") + "</body></html>")
-    index_path = Path(directory) / "index.html"
-    index_path.write_text(page, encoding="utf-8")
-    written.append((index_path, "index of the figures"))
-    for line in skipped:
-        print(f"tcadvisor: skipped {line}", file=sys.stderr)
-    return written
+            f"Generated by <code>tcadvisor figures</code>.</p><ul id='written'>{items}</ul>"
+            + (f"<p>Not drawn for this GPU:</p><ul id='skipped'>{''.join(not_drawn)}</ul>" if not_drawn else "")
+            + js + "</body></html>")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from fractions import Fraction
 
 import numpy as np
 import plotly.graph_objects as go
@@ -50,6 +51,38 @@ def roof(bandwidth: float, peak: float, intensity) -> np.ndarray:
     return np.broadcast_to(np.asarray(out["P_cc"], dtype=float), intensity.shape)
 
 
+def ridge_point(bandwidth: float, peak: float) -> float:
+    """The ridge point ρ = P/B of a unit of ``peak`` (the model's ρ_CC with that peak)."""
+    out = evaluate(1.0, 1.0, 1.0, 1.0, 1.0, bandwidth, peak, peak)
+    return float(np.asarray(out["rho_cc"], dtype=float))
+
+
+def option_mma(opt: Option) -> str | None:
+    """The MMA instruction shape an option executes ('m16n8k8'), or ``None`` (CUDA cores, or not known)."""
+    shape = getattr(opt, "mma", None) or getattr(opt, "mma_shape", None)
+    return str(shape) if shape else None
+
+
+def option_alpha(opt: Option) -> str:
+    """'α = 15/32 ≈ 0.4688 (paper)' for a Tensor Core option: the value, and where it came from."""
+    alpha = opt.alpha
+    exact = f"{alpha} ≈ " if isinstance(alpha, Fraction) and 1 < alpha.denominator <= 4096 else ""
+    source = style.alpha_source_label(opt.alpha_source)
+    return f"α = {exact}{_fmt(float(alpha))}" + (f" ({source})" if source else "")
+
+
+def ceilings_of(options: list[Option]) -> list[tuple[str, str, float, str | None]]:
+    """The distinct roofs of ``options``: (unit, precision, peak FLOP/s, MMA shape or None), in order."""
+    out = []
+    for opt in options:
+        if not opt.available:
+            continue
+        key = (opt.unit, opt.precision, opt.peak, option_mma(opt))
+        if key not in out:
+            out.append(key)
+    return out
+
+
 def intensity_grid(points, ridges) -> np.ndarray:
     """Log-spaced intensities covering every point and ridge with a margin (a factor 8 either way)."""
     values = [v for v in list(points) + list(ridges) if v and math.isfinite(v) and v > 0]
@@ -65,7 +98,11 @@ def _fmt(x: float, digits: int = 4) -> str:
 def add_ceilings(fig: go.Figure, gpu: GpuSpec, ceilings: list[tuple[str, str, float]], grid: np.ndarray,
                  row=None, col=None, showlegend: bool = True, dash_extension: bool = True,
                  label_ridges: bool = True, generic_names: bool = False) -> None:
-    """Roofs of ``ceilings`` (unit, precision, peak FLOP/s) and their ridge points, on log-log axes."""
+    """Roofs of ``ceilings`` (unit, precision, peak FLOP/s[, MMA shape]) and their ridge points, on log-log axes.
+
+    The ridge point is that of the roof's own peak (a roof per instruction where
+    the peaks differ by instruction), not the precision's.
+    """
     B = gpu.bandwidth.value
     kw = dict(row=row, col=col) if row is not None else {}
     if dash_extension:
@@ -74,16 +111,19 @@ def add_ceilings(fig: go.Figure, gpu: GpuSpec, ceilings: list[tuple[str, str, fl
             name="B·I: memory roof" + ("" if generic_names else f" ({B / 1e9:.4g} GB/s)"),
             line=dict(color="#999", dash="dot", width=1.5), hoverinfo="skip", showlegend=showlegend,
             legendgroup="bw"), **kw)
-    for unit, precision, peak in ceilings:
+    for ceiling in ceilings:
+        unit, precision, peak = ceiling[:3]
+        mma = ceiling[3] if len(ceiling) > 3 else None
+        what = f"{UNIT_LABELS[unit]} {precision.upper()}"
         color = style.UNIT_COLORS[unit]
         fig.add_trace(go.Scatter(
             x=grid, y=roof(B, peak, grid) / TERA, mode="lines", line=dict(color=color, width=3),
             name=(f"{UNIT_LABELS[unit]} roof" if generic_names
-                  else f"{UNIT_LABELS[unit]} {precision.upper()}: {peak / TERA:.4g} TFLOP/s"),
-            legendgroup=f"roof-{unit}-{precision}", showlegend=showlegend,
-            hovertemplate=f"{UNIT_LABELS[unit]} {precision.upper()}<br>I = %{{x:.3g}} FLOP/byte<br>"
+                  else f"{what}: {peak / TERA:.4g} TFLOP/s" + (f" ({mma})" if mma else "")),
+            legendgroup=f"roof-{unit}-{precision}-{mma}", showlegend=showlegend,
+            hovertemplate=f"{what}" + (f" {mma}" if mma else "") + "<br>I = %{x:.3g} FLOP/byte<br>"
                           "attainable %{y:.4g} TFLOP/s<extra></extra>"), **kw)
-        ridge = gpu.ridge(unit, precision)
+        ridge = ridge_point(B, peak)
         fig.add_trace(go.Scatter(
             x=[ridge], y=[peak / TERA], mode="markers+text" if label_ridges else "markers",
             marker=dict(symbol="diamond", size=10, color=color, line=dict(color="white", width=1)),
@@ -94,9 +134,15 @@ def add_ceilings(fig: go.Figure, gpu: GpuSpec, ceilings: list[tuple[str, str, fl
 
 
 def option_hover(opt: Option) -> str:
-    lines = [f"<b>{opt.label}</b> — {opt.impl.name}, {opt.precision.upper()}, t = {opt.fuse}",
-             f"α = {_fmt(float(opt.alpha))}, β = {_fmt(float(opt.beta))}",
-             f"I = {_fmt(opt.intensity)} FLOP/byte, ridge {_fmt(opt.ridge)} → {opt.bound}-bound",
+    """Hover text of an operating point: implementation, α and its source, instruction, intensity, throughput."""
+    mma = option_mma(opt)
+    lines = [f"<b>{opt.label}</b> — {opt.impl.name}, {opt.precision.upper()}, t = {opt.fuse}"]
+    if opt.is_tensor:
+        lines.append(f"{option_alpha(opt)}, β = {_fmt(float(opt.beta))}")
+        lines.append(f"instruction {mma or '(shape not given)'}: peak {_fmt(opt.peak / TERA)} TFLOP/s")
+    else:
+        lines.append(f"α = 1, β = 1 (temporal fusion); peak {_fmt(opt.peak / TERA)} TFLOP/s")
+    lines += [f"I = {_fmt(opt.intensity)} FLOP/byte, ridge {_fmt(opt.ridge)} → {opt.bound}-bound",
              f"executed {_fmt(opt.executed_flops / TERA)} TFLOP/s, useful {_fmt(opt.attainable_flops / TERA)} TFLOP/s",
              f"{_fmt(opt.gstencils)} GStencils/s"]
     if opt.is_tensor and opt.speedup is not None:
@@ -131,16 +177,23 @@ def add_operating_points(fig: go.Figure, options: list[Option], row=None, col=No
         fig.add_trace(go.Scatter(
             x=[opt.intensity], y=[useful], mode="markers+text" if text else "markers",
             marker=dict(symbol="circle", size=13, color=color, line=dict(color="white", width=1.5)),
-            text=[f"{UNIT_SHORT(opt)}: {_fmt(opt.gstencils, 4)} GSt/s"
-                  + (f", R = {opt.speedup:.3g}" if opt.is_tensor and opt.speedup is not None else "")],
+            text=[point_label(opt)],
             textposition=TEXT_POSITION[opt.unit],
             textfont=dict(color=color, size=12),
             name=name,
             legendgroup=name, showlegend=showlegend, hovertemplate=hover), **kw)
 
 
-def UNIT_SHORT(opt: Option) -> str:  # noqa: N802 - reads as a label
-    return style.UNIT_SHORT[opt.unit]
+def point_label(opt: Option) -> str:
+    """'TC m16n8k8: 123 GSt/s, R = 1.21, α = 0.4688 (paper)': what a point's text says next to it."""
+    mma = option_mma(opt)
+    text = f"{style.UNIT_SHORT[opt.unit]}{' ' + mma if mma else ''}: {_fmt(opt.gstencils, 4)} GSt/s"
+    if opt.is_tensor:
+        if opt.speedup is not None:
+            text += f", R = {opt.speedup:.3g}"
+        source = style.alpha_source_label(opt.alpha_source)
+        text += f", α = {_fmt(float(opt.alpha), 3)}" + (f" ({source})" if source else "")
+    return text
 
 
 def add_bands(fig: go.Figure, ridges: list[tuple[str, float]], x_lo: float, x_hi: float, row=None, col=None,
@@ -177,21 +230,50 @@ def _domain(fig: go.Figure, which: str, row, col) -> str:
     return _ref(fig, which, row, col) + " domain"
 
 
+def roofline_of(stencil, dtype="double", gpu=None, fuse: int | None = None, max_fuse: int | None = None,
+                impls=None, alpha=None, title: str | None = None) -> go.Figure:
+    """The roofline of one query, from names or objects: what ``tcadvisor roofline`` draws.
+
+    ``stencil``: a :class:`~tcadvisor.stencil.Stencil` or a name ('Box-2D1R') or
+    offsets file; ``dtype``: any alias the CLI accepts ('fp32'); ``gpu``: a spec,
+    a key or a YAML path (``None``: the detected GPU, else the default spec);
+    ``impls``: profiles or names; ``alpha``: 'paper', 'constructed', a number or
+    an :class:`~tcadvisor.advisor.AlphaChoice`.  Bad values raise the CLI's
+    one-line :class:`~tcadvisor.errors.TcAdvisorError`.  The options and the
+    verdict are :func:`~tcadvisor.advisor.advise`'s.
+    """
+    from ..advisor import DEFAULT_MAX_FUSE, advise
+    from ..stencil import check_fuse
+    from ..arguments import as_alpha, as_dtype, as_gpu, as_impls, as_stencil
+
+    stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
+    fuse = None if fuse is None else check_fuse(int(fuse) if isinstance(fuse, str) and fuse.isdigit() else fuse)
+    max_fuse = check_fuse(DEFAULT_MAX_FUSE if max_fuse is None else max_fuse)
+    advice = advise(stencil, dtype, gpu, fuse=fuse, impls=as_impls(impls), alpha=as_alpha(alpha), max_fuse=max_fuse)
+    return roofline_figure(advice, title=title)
+
+
 def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
-    """Roofline of ``advice.gpu`` with the stencil's operating points and scenarios (``tcadvisor roofline``)."""
+    """Roofline of ``advice.gpu`` with the stencil's operating points and scenarios (``tcadvisor roofline``).
+
+    ``advice`` is an :class:`~tcadvisor.advisor.Advice`; to start from a stencil
+    name, a dtype and a GPU name use :func:`roofline_of`.
+    """
+    if not isinstance(advice, Advice):
+        raise TcAdvisorError(f"roofline_figure expects the Advice of tcadvisor.advisor.advise(...), not "
+                             f"{type(advice).__name__} {advice!r:.60}; roofline_of(stencil, dtype, gpu) takes names")
     gpu = advice.gpu
     options = advice.options
     avail = [o for o in options if o.available]
     if not avail:
         raise TcAdvisorError(f"no execution unit can run {advice.stencil.name} in {advice.dtype} on {gpu.name}, so "
                              "there is no roofline to draw: " + "; ".join(o.reason for o in options if o.reason))
-    ceilings = []
-    for opt in avail:
-        if (opt.unit, opt.precision) not in [(u, p) for u, p, _ in ceilings]:
-            ceilings.append((opt.unit, opt.precision, opt.peak))
-    grid = intensity_grid([o.intensity for o in avail], [gpu.ridge(u, p) for u, p, _ in ceilings])
+    ceilings = ceilings_of(avail)
+    B = gpu.bandwidth.value
+    grid = intensity_grid([o.intensity for o in avail], [ridge_point(B, c[2]) for c in ceilings])
     fig = go.Figure()
-    ridges = [(style.UNIT_SHORT[u] if len(ceilings) > 1 else UNIT_LABELS[u], gpu.ridge(u, p)) for u, p, _ in ceilings]
+    ridges = [(style.UNIT_SHORT[c[0]] if len(ceilings) > 1 else UNIT_LABELS[c[0]], ridge_point(B, c[2]))
+              for c in ceilings]
     add_bands(fig, ridges, grid[0], grid[-1])
     add_ceilings(fig, gpu, ceilings, grid)
     add_operating_points(fig, options)
@@ -208,7 +290,7 @@ def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
                      f"t = {verdict.fuse}, {_fmt(verdict.gstencils)} GStencils/s")
     fuse = f"t = {advice.fuse}" if advice.fuse is not None else "each unit at its best t"
     head = title or f"Roofline of {gpu.name}: {advice.stencil.name}, {fuse}, {advice.dtype}"
-    ymax = max(p for _, _, p in ceilings) / TERA
+    ymax = max(c[2] for c in ceilings) / TERA
     notes = ["<br>    ".join(textwrap.wrap(n, 150)) for n in notes]
     lines = sum(n.count("<br>") + 1 for n in notes)
     height = 640 + 22 * lines

@@ -18,6 +18,23 @@ UNIT_COLORS = {
 }
 UNIT_SHORT = {"cuda_core": "CC", "tensor_core": "TC", "sparse_tensor_core": "SpTC"}
 
+#: How each source of α is named in figures.  The advisor says ``constructed``
+#: (counted from the operands the transformation builds for this fused stencil,
+#: MMA shape and precision), ``paper`` (a published constant) or ``user`` (given
+#: with ``--alpha``); older advisors said ``constructed (m16n8k8)`` and
+#: ``given by --alpha``, which read the same here.
+ALPHA_SOURCES = {"constructed": "constructed", "paper": "paper", "user": "user", "given by --alpha": "user"}
+
+
+def alpha_source_label(source) -> str:
+    """'constructed', 'paper' or 'user' for the advisor's ``alpha_source`` ('' for none: CUDA cores)."""
+    if source is None or (isinstance(source, float) and math.isnan(source)):
+        return ""
+    text = str(source).strip()
+    head = text.split(" (", 1)[0].strip()
+    return ALPHA_SOURCES.get(text, ALPHA_SOURCES.get(head, text))
+
+
 #: Scenario colours of the paper's Figures 8–9 (green: the sweet spot).
 SCENARIO_COLORS = {
     "1": "#d9d9d9",        # memory-bound on both, R = 1
