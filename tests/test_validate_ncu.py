@@ -1,10 +1,8 @@
 """Nsight Compute without a GPU: metric names, the command, the CSV layouts, and the profile pipeline
 driven by a stand-in ncu that writes what the real one writes."""
-import json
 import os
 import stat
 import sys
-import textwrap
 
 import pytest
 

@@ -111,8 +111,12 @@ def cmd_validate(args) -> int:
     def say(text: str) -> None:
         print(f"validate: {text}", file=sys.stderr, flush=True)
 
+    def checkpoint(partial) -> None:
+        write_results(partial, args.output)
+        say(f"timing done; results so far in {args.output}/ (profiling next)")
+
     results = run_suites(suites, gpu=args.gpu, profile_with=exe, time_limit=args.time_limit, band=args.tie_band,
-                         say=say)
+                         say=say, checkpoint=checkpoint)
     for path in write_results(results, args.output):
         print(f"wrote {path}")
     s = results.summary

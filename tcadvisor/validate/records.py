@@ -180,6 +180,9 @@ def write_atomic(path: str | Path, text: str) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private 0600
         os.replace(tmp, path)
     except OSError as exc:
         raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None

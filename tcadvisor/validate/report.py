@@ -152,7 +152,7 @@ def table3(results: Results) -> str:
                 bound += " <span class='ok'>✓</span>" if m.pred_bound == m.meas_bound else " <span class='bad'>✗</span>"
             first = i == 0
             rows.append([
-                _esc(f"{key[1]} / {key[2]}") if first else "", _esc(m.paper) if first else "",
+                _esc(f"{key[0]} / {key[1]}") if first else "", _esc(m.paper) if first else "",
                 _esc(m.stencil) if first else "", str(m.fuse) if first else "", _esc(m.dtype) if first else "",
                 _esc(f"{UNIT_LABELS.get(m.unit, m.unit)} ({m.impl})"),
                 num(m.pred_intensity) + " / " + (num(m.meas_intensity) if m.meas_intensity is not None else "–"),
@@ -206,7 +206,8 @@ def skipped_html(results: Results) -> str:
 # --------------------------------------------------------------------------- figures
 
 
-def _figures(results: Results) -> list[tuple[str, object]]:
+def _figures(results: Results) -> list[tuple[str, str, object]]:
+    """(anchor, heading, figure) of every figure the measurements allow."""
     import plotly.graph_objects as go
 
     from ..plots import style
@@ -216,7 +217,7 @@ def _figures(results: Results) -> list[tuple[str, object]]:
     figs = []
     if not ok:
         return figs
-    base = style.base_layout(width=1100, height=620)
+    base = style.base_layout(width=1100, height=620, margin=dict(l=80, r=40, t=30, b=80))
 
     # Roofline: the spec's roofs of every (unit, precision) measured, each run's prediction (hollow)
     # and measurement (filled), joined.
@@ -261,11 +262,10 @@ def _figures(results: Results) -> list[tuple[str, object]]:
             marker=dict(symbol=["circle" if m.meas_intensity is not None else "x" for m in ms], size=9, color=color),
             name=f"{UNIT_LABELS[unit]}: measured", text=[_hover(m) for m in ms],
             hovertemplate="%{text}<extra>measured</extra>"))
-    fig.update_layout(**base, title="Roofline: each run's prediction (hollow) and measurement (filled; × where "
-                      "not profiled, placed at the model's intensity)",
-                      xaxis=dict(type="log", title=style.AXIS_INTENSITY),
+    fig.update_layout(**base, xaxis=dict(type="log", title=style.AXIS_INTENSITY),
                       yaxis=dict(type="log", title="executed [TFLOP/s]"))
-    figs.append(("roofline", fig))
+    figs.append(("roofline", "Roofline: each run's prediction (hollow) and measurement (filled; × where not "
+                 "profiled, placed at the model's intensity), joined by a line", fig))
 
     # Predicted against measured throughput and intensity.
     for key, title, xf, yf, axis in (
@@ -291,9 +291,9 @@ def _figures(results: Results) -> list[tuple[str, object]]:
                 fig.add_trace(go.Scatter(x=[xf(m) for m in us], y=[yf(m) for m in us], mode="markers",
                                          marker=dict(size=9, color=style.UNIT_COLORS[unit]), name=UNIT_LABELS[unit],
                                          text=[_hover(m) for m in us], hovertemplate="%{text}<extra></extra>"))
-        fig.update_layout(**style.base_layout(width=800, height=640), title=title,
+        fig.update_layout(**style.base_layout(width=800, height=640, margin=dict(l=80, r=40, t=30, b=80)),
                           xaxis=dict(type="log", title=f"model [{axis}]"), yaxis=dict(type="log", title=f"measured [{axis}]"))
-        figs.append((key, fig))
+        figs.append((key, title, fig))
 
     # Intensity and throughput against the fusion depth (the paper's Fig. 15), for series of 3+ depths.
     series: dict[tuple, list[Measurement]] = {}
@@ -316,12 +316,11 @@ def _figures(results: Results) -> list[tuple[str, object]]:
                                      name=f"{name}: model", legendgroup=name, showlegend=False), row=1, col=2)
             fig.add_trace(go.Scatter(x=t, y=[m.gstencils for m in ms], mode="lines+markers", line=dict(color=color),
                                      name=f"{name}: measured", legendgroup=name, showlegend=False), row=1, col=2)
-        fig.update_layout(**style.base_layout(width=1250, height=600),
-                          title="Fusion depth sweeps (the paper's Fig. 15): dashed the model, solid measured")
+        fig.update_layout(**style.base_layout(width=1250, height=600))
         fig.update_xaxes(title=style.AXIS_FUSE)
         fig.update_yaxes(title="I [FLOP/byte]", type="log", row=1, col=1)
         fig.update_yaxes(title="GStencils/s", type="log", row=1, col=2)
-        figs.append(("depth", fig))
+        figs.append(("depth", "Fusion depth sweeps (the paper's Fig. 15): the model dashed, measured solid", fig))
     return figs
 
 
@@ -367,8 +366,8 @@ def html_report(results: Results) -> str:
              "<p class='note'>Measured bottleneck: the roof the run came closer to (fraction of bandwidth moved "
              "against fraction of the unit's peak executed).</p>", table3(results)]
     first = True
-    for key, fig in _figures(results):
-        parts.append(f"<h2 id='{key}'>{_esc(fig.layout.title.text or key)}</h2>")
+    for key, heading, fig in _figures(results):
+        parts.append(f"<h2 id='{key}'>{_esc(heading)}</h2>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False,
                                  config={"displaylogo": False}))
         first = False

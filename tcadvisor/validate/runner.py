@@ -261,8 +261,13 @@ def spec_record(spec: GpuSpec) -> dict:
 
 def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | None = None,
                time_limit: float | None = None, band: float | None = None,
-               say: Callable[[str], None] = lambda s: None) -> Results:
-    """Run every configuration of ``suites`` (needs CuPy and a GPU); ``profile_with``: path of ncu."""
+               say: Callable[[str], None] = lambda s: None,
+               checkpoint: Callable[[Results], None] | None = None) -> Results:
+    """Run every configuration of ``suites`` (needs CuPy and a GPU); ``profile_with``: path of ncu.
+
+    ``checkpoint`` receives the results of the timing phase before the profile starts, so that a
+    session cut short still leaves them behind.
+    """
     from ..gpu.backend import cupy, device_info
 
     cupy()
@@ -283,21 +288,26 @@ def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | 
             _free_memory()
         pairs.append((m, cfg))
         say(progress_line(n, len(plan), m))
-    profile_info = {}
-    if profile_with:
-        profile_info = profile(pairs, profile_with, gpu, deadline, say)
     measurements = [m for m, _ in pairs]
-    for m in measurements:
-        compare.derive(m)
-    comps = []
-    for s in suites:
-        comps += compare.comparisons([m for m in measurements if m.suite == s.name],
-                                     s.tie_band if band is None else band)
     results = Results(tool=f"tcadvisor {__version__}", date=datetime.date.today().isoformat(), device=device,
                       spec=spec_record(spec), suites=[s.name for s in suites],
-                      band=suites[0].tie_band if band is None else band, profile=profile_info,
-                      measurements=measurements, comparisons=comps)
-    results.summary = compare.summarize(measurements, comps)
+                      band=suites[0].tie_band if band is None else band, measurements=measurements)
+    if profile_with and checkpoint is not None:
+        checkpoint(finish(results, suites, band))
+    if profile_with:
+        results.profile = profile(pairs, profile_with, gpu, deadline, say)
+    return finish(results, suites, band)
+
+
+def finish(results: Results, suites: list[Suite], band: float | None) -> Results:
+    """Derived quantities, comparisons (each suite with its tie band) and the summary."""
+    for m in results.measurements:
+        compare.derive(m)
+    results.comparisons = []
+    for s in suites:
+        results.comparisons += compare.comparisons([m for m in results.measurements if m.suite == s.name],
+                                                   s.tie_band if band is None else band)
+    results.summary = compare.summarize(results.measurements, results.comparisons)
     return results
 
 
