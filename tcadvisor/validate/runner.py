@@ -213,7 +213,7 @@ def _profile_chunk(chunk, exe: str, metrics: dict, gpu: str | None, env: dict, r
         except OSError as exc:
             output, problem = "", f"cannot start ncu ({exc})"
         text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-        launches = ncu.parse_csv(text)
+        launches = ncu.parse_csv(text) or ncu.parse_csv(output)  # the CSV goes to --log-file; else stdout
         if not launches and not problem:
             problem = ncu.explain_failure(text + "\n" + output)
         done = {}
