@@ -134,7 +134,7 @@ with open(manifest["status"], "w") as status:
         rows.append('"%d","tcadv_marker","(%d, 1, 1)","0","0","0","0"' % (n, e["index"] + 1)); n += 1
         failed = e["fuse"] == 5
         if not failed:
-            name = "tc_stream" if e["unit"] == "tensor_core" else "cc_stream2d"
+            name = "tc_stream" if e["unit"] == "tensor_core" else ("cc_stream3d" if "3D" in e["stencil"] else "cc_stream2d")
             rows.append('"%d","%s","(40, 1, 1)","870,000,000","850,000,000","%d","%d"'
                         % (n, name, 2 * 10**9 * e["fuse"], 10**6 * e["fuse"])); n += 1
         status.write(json.dumps({{"index": e["index"], "ok": not failed, "error": "RuntimeError: boom" if failed else ""}}) + "\\n")

@@ -164,7 +164,7 @@ def _free_memory() -> None:
 
 
 def profile(pairs: list[tuple[Measurement, Config]], exe: str, gpu: str | None, deadline: float | None,
-            say: Callable[[str], None]) -> dict:
+            say: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> dict:
     """Fill the ``ncu_*`` fields of every measurement that ran; returns what the profile used."""
     available = ncu.query_metrics(exe)
     metrics = ncu.resolve(available)
@@ -175,7 +175,7 @@ def profile(pairs: list[tuple[Measurement, Config]], exe: str, gpu: str | None, 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
     for start in range(0, len(todo), PROFILE_CHUNK):
         chunk = todo[start:start + PROFILE_CHUNK]
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = None if deadline is None else deadline - clock()
         if remaining is not None and remaining < 20:
             for _, m, _ in chunk:
                 m.profile_note = "not profiled: time limit"
@@ -262,7 +262,8 @@ def spec_record(spec: GpuSpec) -> dict:
 def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | None = None,
                time_limit: float | None = None, band: float | None = None,
                say: Callable[[str], None] = lambda s: None,
-               checkpoint: Callable[[Results], None] | None = None) -> Results:
+               checkpoint: Callable[[Results], None] | None = None,
+               clock: Callable[[], float] = time.monotonic) -> Results:
     """Run every configuration of ``suites`` (needs CuPy and a GPU); ``profile_with``: path of ncu.
 
     ``checkpoint`` receives the results of the timing phase before the profile starts, so that a
@@ -271,7 +272,7 @@ def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | 
     from ..gpu.backend import cupy, device_info
 
     cupy()
-    started = time.monotonic()
+    started = clock()
     deadline = None if time_limit is None else started + time_limit
     timing_deadline = None if deadline is None else started + time_limit * (TIMING_SHARE if profile_with else 1.0)
     spec = resolve_gpu(gpu).spec
@@ -280,7 +281,7 @@ def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | 
     plan = [(s, c) for s in suites for c in s.configs()]
     pairs: list[tuple[Measurement, Config]] = []
     for n, (suite, cfg) in enumerate(plan, 1):
-        if timing_deadline is not None and time.monotonic() > timing_deadline:
+        if timing_deadline is not None and clock() > timing_deadline:
             m = base_measurement(suite.name, cfg)
             m.status, m.reason = "skipped", "time limit"
         else:
@@ -295,7 +296,7 @@ def run_suites(suites: list[Suite], gpu: str | None = None, profile_with: str | 
     if profile_with and checkpoint is not None:
         checkpoint(finish(results, suites, band))
     if profile_with:
-        results.profile = profile(pairs, profile_with, gpu, deadline, say)
+        results.profile = profile(pairs, profile_with, gpu, deadline, say, clock)
     return finish(results, suites, band)
 
 
