@@ -161,7 +161,7 @@ class ClockSampler:
         exe = shutil.which("nvidia-smi")
         if exe is None:
             return
-        cmd = [exe, "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits", f"-lms={period_ms}"]
+        cmd = [exe, "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits", f"--loop-ms={period_ms}"]
         if bus_id:
             cmd.append(f"--id={bus_id}")
         try:

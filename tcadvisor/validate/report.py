@@ -304,18 +304,22 @@ def _figures(results: Results) -> list[tuple[str, str, object]]:
         from plotly.subplots import make_subplots
 
         fig = make_subplots(rows=1, cols=2, subplot_titles=("intensity I against t", "GStencils/s against t"))
+        cases = list(dict.fromkeys((suite, case) for suite, case, _ in series))
+        symbols = ("circle", "square", "diamond", "triangle-up", "cross", "star", "x", "pentagon")
         for (suite, case, unit), ms in series.items():
             color = style.UNIT_COLORS.get(unit, "#000")
+            symbol = symbols[cases.index((suite, case)) % len(symbols)]
             name = f"{case}, {_short(unit)}"
             t = [m.fuse for m in ms]
-            fig.add_trace(go.Scatter(x=t, y=[m.pred_intensity for m in ms], mode="lines", line=dict(color=color, dash="dash"),
-                                     name=f"{name}: model", legendgroup=name), row=1, col=1)
-            fig.add_trace(go.Scatter(x=t, y=[m.meas_intensity for m in ms], mode="lines+markers", line=dict(color=color),
-                                     name=f"{name}: measured", legendgroup=name), row=1, col=1)
-            fig.add_trace(go.Scatter(x=t, y=[m.pred_gstencils for m in ms], mode="lines", line=dict(color=color, dash="dash"),
-                                     name=f"{name}: model", legendgroup=name, showlegend=False), row=1, col=2)
-            fig.add_trace(go.Scatter(x=t, y=[m.gstencils for m in ms], mode="lines+markers", line=dict(color=color),
-                                     name=f"{name}: measured", legendgroup=name, showlegend=False), row=1, col=2)
+            model = dict(mode="lines+markers", line=dict(color=color, dash="dash", width=1.5),
+                         marker=dict(symbol=symbol + "-open", size=8, color=color), legendgroup=name)
+            measured = dict(mode="lines+markers", line=dict(color=color, width=2),
+                            marker=dict(symbol=symbol, size=8, color=color), legendgroup=name)
+            fig.add_trace(go.Scatter(x=t, y=[m.pred_intensity for m in ms], name=f"{name}: model", **model), row=1, col=1)
+            fig.add_trace(go.Scatter(x=t, y=[m.meas_intensity for m in ms], name=f"{name}: measured", **measured),
+                          row=1, col=1)
+            fig.add_trace(go.Scatter(x=t, y=[m.pred_gstencils for m in ms], showlegend=False, **model), row=1, col=2)
+            fig.add_trace(go.Scatter(x=t, y=[m.gstencils for m in ms], showlegend=False, **measured), row=1, col=2)
         fig.update_layout(**style.base_layout(width=1250, height=600))
         fig.update_xaxes(title=style.AXIS_FUSE)
         fig.update_yaxes(title="I [FLOP/byte]", type="log", row=1, col=1)
