@@ -11,6 +11,7 @@ from tcadvisor.hardware import UNITS, catalog, parse_spec
 from tcadvisor.impls import catalog as impl_catalog
 from tcadvisor.mma import MmaShape
 from tcadvisor.validate import calibrate as cal
+from _validate_data import h100_like
 from tcadvisor.validate.instructions import (FMA_BENCHMARKS, MMA_BENCHMARKS, find_mma, flops_per_instruction,
                                              mma_benchmarks)
 
@@ -103,23 +104,6 @@ def test_iterations_scale_to_the_target_time():
     assert cal.scaled_iterations(100, 0.0001, 0.02) % cal.UNROLL == 0
     assert cal.scaled_iterations(1024, 0.0, 0.02) == 1024
     assert cal.rate(10.0, [1.0, 4.0, 2.0]) == 5.0
-
-
-def h100_like() -> cal.Calibration:
-    """A calibration with the rates measured on the project's H100 (its documented ceilings)."""
-    def m(key, tflops, clock=1980.0):
-        return cal.Measured(key, key, tflops * 1e12, [0.02] * 5, 1.0, "test", clock)
-
-    c = cal.Calibration("NVIDIA H100 80GB HBM3", (9, 0), 132, "2026-11-23",
-                        cal.Measured("bandwidth", "bw", 3.021e12, [0.1], 1.0, "copy"),
-                        clocks={"clocks.max.sm": 1980.0, "clocks.max.mem": 2619.0, "driver_version": "550.54.15"})
-    c.fma = {"fp64": m("cuda_core/fp64", 30.6), "fp32": m("cuda_core/fp32", 65.9, 1755.0)}
-    for unit, precision, shape, rate in [("tensor_core", "fp64", "m8n8k4", 33.2), ("tensor_core", "fp64", "m16n8k8", 66.5),
-                                         ("tensor_core", "tf32", "m16n8k8", 326), ("tensor_core", "fp16", "m16n8k16", 662),
-                                         ("sparse_tensor_core", "fp16", "m16n8k32", 919),
-                                         ("sparse_tensor_core", "tf32", "m16n8k16", 459)]:
-        c.mma[(unit, precision, shape)] = m(f"{unit}/{precision}/{shape}", rate)
-    return c
 
 
 def test_spec_file_is_schema_2_with_per_instruction_peaks_and_loads_as_a_spec(tmp_path):

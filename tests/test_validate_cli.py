@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from test_validate_results import recorded_results
+from _validate_data import recorded_results
 from tcadvisor.validate.report import write_results
 
 

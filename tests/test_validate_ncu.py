@@ -14,7 +14,7 @@ from tcadvisor.validate.records import Measurement
 from tcadvisor.validate.runner import _profile_chunk, fill_profile
 from tcadvisor.validate.suites import Config
 
-from _validate_data import DATA
+from _validate_data import DATA, FAKE_NCU
 
 POINTS = 10240 * 10240
 
@@ -116,31 +116,6 @@ def test_command_and_failures(tmp_path):
     assert ncu.explain_failure("==ERROR== Failed to find metric x.sum") == "ncu: Failed to find metric x.sum"
     with pytest.raises(TcAdvisorError, match="--ncu '/no/such/ncu'"):
         ncu.find_ncu("/no/such/ncu")
-
-
-FAKE_NCU = '''#!{python}
-"""Stands in for ncu: runs no program, but writes the status file the profile driver would write and
-the CSV ncu would log (a marker launch before each configuration, then its kernel)."""
-import json, sys
-args = sys.argv[1:]
-log = args[args.index("--log-file") + 1]
-with open(args[-1]) as f:
-    manifest = json.load(f)
-rows = ['"ID","Kernel Name","Grid Size","dram__bytes_read.sum","dram__bytes_write.sum","{dfma}","{dmma}"',
-        '"","","","byte","byte","inst","inst"']
-n = 0
-with open(manifest["status"], "w") as status:
-    for e in manifest["entries"]:
-        rows.append('"%d","tcadv_marker","(%d, 1, 1)","0","0","0","0"' % (n, e["index"] + 1)); n += 1
-        failed = e["fuse"] == 5
-        if not failed:
-            name = "tc_stream" if e["unit"] == "tensor_core" else ("cc_stream3d" if "3D" in e["stencil"] else "cc_stream2d")
-            rows.append('"%d","%s","(40, 1, 1)","870,000,000","850,000,000","%d","%d"'
-                        % (n, name, 2 * 10**9 * e["fuse"], 10**6 * e["fuse"])); n += 1
-        status.write(json.dumps({{"index": e["index"], "ok": not failed, "error": "RuntimeError: boom" if failed else ""}}) + "\\n")
-with open(log, "w") as f:
-    f.write("==PROF== Connected to process 1\\n" + "\\n".join(rows) + "\\n")
-'''
 
 
 def test_profile_pipeline_with_a_stand_in_ncu(tmp_path):

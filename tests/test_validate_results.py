@@ -8,39 +8,13 @@ import types
 import pytest
 
 from tcadvisor.errors import TcAdvisorError
-from tcadvisor.hardware import load_spec_file
 from tcadvisor.stencil import parse_stencil
 from tcadvisor.validate import compare, runner, summary
-from tcadvisor.validate.records import MEASUREMENT_COLUMNS, Measurement, Results, load_results, to_dict
+from tcadvisor.validate.records import MEASUREMENT_COLUMNS, Measurement, load_results, to_dict
 from tcadvisor.validate.report import html_report, write_results
 from tcadvisor.validate.suites import Config
 
-from _validate_data import DATA, rows, run_result
-
-SPEC = load_spec_file(os.path.join(DATA, "ceilings.yaml"))
-
-
-def recorded() -> tuple[list[Measurement], list[dict]]:
-    out, raw = [], rows()
-    for row in raw:
-        st = parse_stencil(row["stencil"])
-        cfg = Config(f"{row['stencil']}-{row['dtype']}", st, row["dtype"], int(row["fuse"]), row["unit"], row["grid"],
-                     5, int(row["steps"]) // int(row["fuse"]), 1)
-        m = runner.base_measurement("recorded", cfg)
-        runner.fill_from_result(m, run_result(row), SPEC, st)
-        compare.derive(m)
-        out.append(m)
-    return out, raw
-
-
-def recorded_results() -> Results:
-    ms, _ = recorded()
-    comps = compare.comparisons(ms, 0.1)
-    res = Results(tool="test", date="2026-11-22", device=ms[0].device, spec=runner.spec_record(SPEC),
-                  suites=["recorded"], band=0.1, measurements=ms, comparisons=comps)
-    res.summary = compare.summarize(ms, comps)
-    return res
-
+from _validate_data import SPEC, recorded, recorded_results, rows, run_result
 
 def test_predictions_reproduce_the_bounds_recorded_with_the_measurements():
     """The model for each run (bundled profile, the kernel's own α) is the bound the benchmark recorded."""
@@ -126,7 +100,7 @@ def test_html_report_is_self_contained_and_rebuilds_the_tables():
 
 
 def test_readme_summary_block(tmp_path):
-    from test_validate_calibrate import h100_like
+    from _validate_data import h100_like
     from tcadvisor.validate.calibrate import spec_text
 
     d = tmp_path / "h100-sxm-2026-11-23"

@@ -15,8 +15,7 @@ from tcadvisor.validate.report import write_results
 from tcadvisor.validate.runner import run_suites
 from tcadvisor.validate.suites import load_suite
 
-from _validate_data import DATA, rows, run_result
-from test_validate_ncu import FAKE_NCU
+from _validate_data import DATA, FAKE_NCU, rows, run_result
 
 SPEC = f"{DATA}/ceilings.yaml"
 
