@@ -132,8 +132,8 @@ def test_profile_pipeline_with_a_stand_in_ncu(tmp_path):
                         cuda_function="tc_stream" if unit == "tensor_core" else "cc_stream2d")
         chunk.append((10 + i, m, c))
     metrics = ncu.resolve(None)
-    problem = _profile_chunk(chunk, str(exe), metrics, None, dict(os.environ), 60)
-    assert problem == ""
+    problem, launches = _profile_chunk(chunk, str(exe), metrics, None, dict(os.environ), 60)
+    assert problem == "" and launches == 5  # three markers, two kernels
     (_, cc, _), (_, tc, _), (_, bad, _) = chunk
     assert cc.profiled and cc.ncu_kernel == "cc_stream2d" and cc.ncu_cc_flops == 2 * 6e9
     assert tc.profiled and tc.ncu_tensor_inst == 3e6 and tc.ncu_dram_read_bytes == 870e6

@@ -86,3 +86,38 @@ def test_profiled_with_a_stand_in_ncu(recorded_gpu, tmp_path):
     assert cc3.meas_bytes_per_point == pytest.approx(1.72e9 / cc3.points)
     assert cc3.meas_flops_per_point == pytest.approx(2 * 2e9 * 3 / cc3.points)
     assert cc3.meas_bound_basis == "ncu" and res.summary["profiled"] == 10
+
+
+def test_a_profiler_that_cannot_count_stops_after_one_chunk(recorded_gpu, tmp_path, monkeypatch):
+    exe = tmp_path / "ncu"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nprint('==ERROR== ERR_NVGPUCTRPERM - The user does not have "
+                   "permission to access NVIDIA GPU Performance Counters')\nsys.exit(1)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr("tcadvisor.validate.runner.PROFILE_CHUNK", 3)
+    res = run_suites([suite(tmp_path)], gpu=SPEC, profile_with=str(exe))
+    assert len(res.profile["problems"]) == 1 and "NVreg_RestrictProfilingToAdminUsers" in res.profile["problems"][0]
+    ok = [m for m in res.measurements if m.ok]
+    assert len(ok) == 10 and all("ERR_NVGPUCTRPERM" in m.profile_note and not m.profiled for m in ok)
+    assert res.summary["runs"] == 10  # the timing results stand
+
+
+def test_a_profile_out_of_time_ends_its_whole_process_group():
+    import os
+    import time
+
+    from tcadvisor.validate.runner import _run_group
+
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+              "print(child.pid, flush=True)\ntime.sleep(60)\n")
+    start = time.monotonic()
+    out, timed_out = _run_group([sys.executable, "-c", script], 2, dict(os.environ))
+    assert timed_out and time.monotonic() - start < 20
+    pid = int(out.split()[0])
+    time.sleep(0.5)
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            state = next(line for line in f if line.startswith("State:"))
+        assert "Z" in state  # killed, waiting to be reaped
+    except FileNotFoundError:
+        pass  # killed and reaped

@@ -181,18 +181,42 @@ def profile(pairs: list[tuple[Measurement, Config]], exe: str, gpu: str | None, 
                 m.profile_note = "not profiled: time limit"
             continue
         say(f"profiling {start + 1}-{start + len(chunk)} of {len(todo)} with Nsight Compute")
-        problem = _profile_chunk(chunk, exe, metrics, gpu, env, remaining)
+        problem, launches = _profile_chunk(chunk, exe, metrics, gpu, env, remaining)
         if problem:
             info["problems"].append(problem)
             say(f"profile: {problem}")
-            if "ERR_NVGPUCTRPERM" in problem:
+            if not launches and problem != TIMED_OUT:  # ncu itself fails (permissions, metric names): stop
                 for _, m, _ in todo[start + len(chunk):]:
                     m.profile_note = problem
                 break
     return info
 
 
-def _profile_chunk(chunk, exe: str, metrics: dict, gpu: str | None, env: dict, remaining: float | None) -> str:
+TIMED_OUT = "Nsight Compute ran out of time on this chunk"
+
+
+def _run_group(cmd: list[str], timeout: float | None, env: dict) -> tuple[str, bool]:
+    """Run ``cmd`` in its own process group; on timeout end the whole group (ncu and the program it
+    profiles).  Returns (stdout + stderr, timed out)."""
+    import signal
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return out + err, False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = proc.communicate()
+        return (out or "") + (err or ""), True
+
+
+def _profile_chunk(chunk, exe: str, metrics: dict, gpu: str | None, env: dict,
+                   remaining: float | None) -> tuple[str, int]:
+    """Profile one chunk; returns (problem or "", number of launches ncu reported)."""
     with tempfile.TemporaryDirectory(prefix="tcadvisor-ncu-") as tmp:
         tmp = Path(tmp)
         status, log, manifest = tmp / "status.jsonl", tmp / "ncu.csv", tmp / "manifest.json"
@@ -206,10 +230,8 @@ def _profile_chunk(chunk, exe: str, metrics: dict, gpu: str | None, env: dict, r
         timeout = None if remaining is None else max(10.0, remaining)
         problem = ""
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-            output = proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired:
-            output, problem = "", "Nsight Compute ran out of time on this chunk"
+            output, timed_out = _run_group(cmd, timeout, env)
+            problem = TIMED_OUT if timed_out else ""
         except OSError as exc:
             output, problem = "", f"cannot start ncu ({exc})"
         text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
@@ -235,7 +257,7 @@ def _profile_chunk(chunk, exe: str, metrics: dict, gpu: str | None, env: dict, r
                 else:
                     fill_profile(m, k, metrics)
                     m.profile_note = note
-        return problem
+        return problem, len(launches)
 
 
 def fill_profile(m: Measurement, k: ncu.KernelProfile, metrics: dict[str, str]) -> None:
