@@ -135,3 +135,13 @@ def test_spec_text_comments_say_how_each_number_was_measured():
     assert any("bandwidth: copy" in ln for ln in comments)
     assert any("tensor_core/fp64/m8n8k4: 33.2 TFLOP/s" in ln for ln in comments)
     assert cal.tflops(66.54321e12) == 66.54
+
+
+def test_each_benchmark_gets_the_clock_sampled_while_it_ran_or_just_after():
+    s = cal.ClockSampler.__new__(cal.ClockSampler)
+    s.samples = [(0.0, 345, 2619), (1.0, 1980, 2619), (1.1, 1965, 2619), (1.45, 1755, 2619)]
+    a = cal.Measured("a", "a", 1.0, [1.0], 1.0, window=(0.95, 1.15))
+    b = cal.Measured("b", "b", 1.0, [1.0], 1.0, window=(1.3, 1.35))  # between two samples: the next one
+    c = cal.Measured("c", "c", 1.0, [1.0], 1.0, window=(3.0, 3.1))  # none near it
+    cal.assign_clocks([a, b, c], s)
+    assert a.sm_clock_mhz == (1980 + 1965) / 2 and b.sm_clock_mhz == 1755 and c.sm_clock_mhz is None

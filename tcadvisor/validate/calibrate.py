@@ -38,6 +38,8 @@ from ..hardware import UNITS
 from .instructions import FmaBenchmark, MmaBenchmark, fma_benchmarks, mma_benchmarks
 
 TERA = 1e12
+#: nvidia-smi clock sampling period while calibrating.
+SAMPLE_MS = 100
 #: Architecture names by compute capability major.minor (the spec's free-text ``architecture``).
 ARCHITECTURES = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere", (8, 6): "Ampere", (8, 7): "Ampere",
                  (8, 9): "Ada Lovelace", (9, 0): "Hopper", (10, 0): "Blackwell", (10, 3): "Blackwell",
@@ -73,7 +75,8 @@ class Measured:
     seconds: list[float]
     work: float  # bytes or FLOPs per timed launch
     detail: str = ""
-    sm_clock_mhz: float | None = None
+    sm_clock_mhz: float | None = None  # median SM clock sampled while it ran
+    window: tuple[float, float] | None = None  # monotonic start and end of the timed launches
 
 
 @dataclass
@@ -155,7 +158,7 @@ class ClockSampler:
     nothing and every window is ``None``.
     """
 
-    def __init__(self, bus_id: str | None, period_ms: int = 100):
+    def __init__(self, bus_id: str | None, period_ms: int = SAMPLE_MS):
         self.samples: list[tuple[float, float, float]] = []  # (monotonic time, sm, mem)
         self._proc = None
         exe = shutil.which("nvidia-smi")
@@ -389,17 +392,16 @@ def _fma_operands(precision: str):
     return pair(0x3F7F), pair(0x3A83)  # bf16 0.996, 0.001
 
 
-def _run_rate(cp, launch_with, probe_iters: int, work_per_iter: float, settings: Settings, sampler, label: str):
+def _run_rate(cp, launch_with, probe_iters: int, work_per_iter: float, settings: Settings):
     """Time ``launch_with(iters)`` at a length of about ``settings.target_seconds``."""
     probe = _time(cp, lambda: launch_with(probe_iters), 1)
     iters = scaled_iterations(probe_iters, probe[0], settings.target_seconds)
     start = time.monotonic()
     times = _time(cp, lambda: launch_with(iters), settings.repeats)
-    clock = sampler.window(start, time.monotonic()) if sampler else None
-    return iters, times, rate(work_per_iter * iters, times), clock
+    return iters, times, rate(work_per_iter * iters, times), (start, time.monotonic())
 
 
-def measure_fma(cp, bench: FmaBenchmark, settings: Settings, sampler) -> Measured:
+def measure_fma(cp, bench: FmaBenchmark, settings: Settings) -> Measured:
     import numpy as np
 
     chains, threads = 8, 256
@@ -408,16 +410,15 @@ def measure_fma(cp, bench: FmaBenchmark, settings: Settings, sampler) -> Measure
     a, b = _fma_operands(bench.precision)
     out = cp.empty(blocks * threads, dtype=cp.float64)
     per_iter = blocks * threads * chains * bench.flops_per_instruction
-    iters, times, value, clock = _run_rate(
-        cp, lambda n: kernel((blocks,), (threads,), (a, b, np.int32(n), out)), 1024, per_iter, settings, sampler,
-        bench.precision)
+    iters, times, value, window = _run_rate(
+        cp, lambda n: kernel((blocks,), (threads,), (a, b, np.int32(n), out)), 1024, per_iter, settings)
     kind = "packed HFMA2" if bench.lanes == 2 else "FMA"
     detail = f"{kind}, {blocks} blocks x {threads} threads x {chains} chains x {iters} iterations, median of {len(times)}"
     return Measured(f"cuda_core/{bench.precision}", f"CUDA cores {bench.precision.upper()} {kind}", value, times,
-                    per_iter * iters, detail, clock)
+                    per_iter * iters, detail, window=window)
 
 
-def measure_mma(cp, bench: MmaBenchmark, settings: Settings, sampler, notes: list[str]) -> Measured:
+def measure_mma(cp, bench: MmaBenchmark, settings: Settings, notes: list[str]) -> Measured:
     import numpy as np
 
     chains, threads = 4, 128
@@ -443,13 +444,12 @@ def measure_mma(cp, bench: MmaBenchmark, settings: Settings, sampler, notes: lis
     out = cp.empty(blocks * threads, dtype=cp.float64)
     warps = blocks * threads // 32
     per_iter = warps * chains * bench.flops_per_instruction
-    iters, times, value, clock = _run_rate(
-        cp, lambda n: kernel((blocks,), (threads,), (seed, meta, np.int32(n), out)), 256, per_iter, settings, sampler,
-        bench.label)
+    iters, times, value, window = _run_rate(
+        cp, lambda n: kernel((blocks,), (threads,), (seed, meta, np.int32(n), out)), 256, per_iter, settings)
     detail = (f"{variant or 'mma.sync'}, {blocks} blocks x {threads // 32} warps x {chains} chains x {iters} "
               f"iterations, median of {len(times)}")
     return Measured(f"{bench.unit}/{bench.precision}/{bench.shape}", bench.label, value, times, per_iter * iters,
-                    detail, clock)
+                    detail, window=window)
 
 
 def calibrate(settings: Settings, progress: Callable[[str], None] | None = None) -> Calibration:
@@ -479,19 +479,30 @@ def calibrate(settings: Settings, progress: Callable[[str], None] | None = None)
         step = 1
         for bench in fmas:
             step += 1
-            m = measure_fma(cp, bench, settings, sampler)
+            m = measure_fma(cp, bench, settings)
             cal.fma[bench.precision] = m
-            say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s" + _clock_text(m))
+            say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s")
         for bench in mmas:
             step += 1
-            m = measure_mma(cp, bench, settings, sampler, notes)
+            m = measure_mma(cp, bench, settings, notes)
             cal.mma[(bench.unit, bench.precision, str(bench.shape))] = m
-            say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s" + _clock_text(m))
+            say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s")
+        time.sleep(2 * SAMPLE_MS / 1000)  # the sample just after the last benchmark
+        assign_clocks([*cal.fma.values(), *cal.mma.values()], sampler)
+    clocks_seen = [m.sm_clock_mhz for m in [*cal.fma.values(), *cal.mma.values()] if m.sm_clock_mhz]
+    if clocks_seen:
+        say(f"SM clock while the compute benchmarks ran: {min(clocks_seen):.0f}-{max(clocks_seen):.0f} MHz")
     return cal
 
 
-def _clock_text(m: Measured) -> str:
-    return f" (SM clock {m.sm_clock_mhz:.0f} MHz)" if m.sm_clock_mhz else ""
+def assign_clocks(measured: list[Measured], sampler: "ClockSampler") -> None:
+    """Each benchmark's SM clock: the samples taken while it ran, or the first one just after it
+    (a benchmark of a few tens of milliseconds may fall between two samples)."""
+    for m in measured:
+        if m.window is None:
+            continue
+        start, stop = m.window
+        m.sm_clock_mhz = sampler.window(start, stop) or sampler.window(stop, stop + 2 * SAMPLE_MS / 1000)
 
 
 def stderr_progress(text: str) -> None:
