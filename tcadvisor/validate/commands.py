@@ -31,7 +31,7 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="stop starting runs after this long; the rest are recorded as skipped")
     p.add_argument("--tie-band", type=float, metavar="FRACTION",
-                   help="two units tie when their throughputs differ by less than this (default: the suite's, 0.1)")
+                   help="two units tie when their throughputs differ by at most this fraction (default: the suite's, 0.1)")
     p.add_argument("--list", action="store_true", help="list the configurations the suites hold, run nothing")
     p.add_argument("--report-from", metavar="RESULTS_JSON",
                    help="rebuild the CSV files and the HTML report from a results.json (no GPU needed)")
