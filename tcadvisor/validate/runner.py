@@ -103,7 +103,8 @@ def fill_from_result(m: Measurement, res, spec: GpuSpec, stencil) -> None:
     m.mma = str(mma) if mma else None
     alpha = getattr(res, "alpha", None)
     if alpha is not None:
-        m.alpha, m.alpha_exact = float(alpha), str(Fraction(alpha))
+        exact = alpha if isinstance(alpha, Fraction) else Fraction(alpha).limit_denominator(10**6)
+        m.alpha, m.alpha_exact = float(alpha), str(exact)
     m.grid = "x".join(map(str, res.grid))
     m.points = math.prod(res.grid)
     m.steps = res.steps
