@@ -86,8 +86,10 @@ def apply_prediction(m: Measurement, option, spec: GpuSpec) -> None:
     """Copy the model's numbers for this configuration into ``m``."""
     m.spec = spec.name
     m.pred_bandwidth_gbs = spec.bandwidth.value / 1e9
-    if option is None or not option.available:
-        m.note = _join(m.note, f"no prediction: {option.reason if option is not None else 'unavailable'}")
+    if option is None:
+        return
+    if not option.available:
+        m.note = _join(m.note, f"no prediction: {option.reason}")
         return
     m.pred_flops_per_point = option.flops_per_point
     m.pred_bytes_per_point = option.bytes_per_point

@@ -127,7 +127,10 @@ def fill_from_result(m: Measurement, res, spec: GpuSpec, stencil) -> None:
     m.executed_flops_per_point = per_point
     option = getattr(res, "prediction", None)
     if option is None:
-        option = compare.predict(stencil, m.dtype, m.unit, m.fuse, spec, alpha)
+        try:
+            option = compare.predict(stencil, m.dtype, m.unit, m.fuse, spec, alpha)
+        except TcAdvisorError as exc:  # e.g. no profile for the unit: the measurement stands without it
+            m.note = compare._join(m.note, f"no prediction: {exc}")
     compare.apply_prediction(m, option, spec)
 
 
