@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("advise", help="compare the execution units for one stencil and recommend one")
     add_query_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--run", action="store_true", help="then run the recommendation and the best other unit on this "
+                                                      "GPU with the bundled kernels: measured vs predicted")
 
     p = sub.add_parser("explain", help="show the model's equations for a query, symbolically and with numbers")
     add_query_arguments(p, fuse_default=1)
@@ -103,6 +105,10 @@ def advice_from_args(args):
 def cmd_advise(args) -> int:
     from .report import advice_dict, format_advice
 
+    if args.run:  # advise, then measure on this GPU (tcadvisor/validate/advise_run.py)
+        from .validate.advise_run import advise_and_run
+
+        return advise_and_run(args, advice_from_args)
     adv = advice_from_args(args)
     print(json.dumps(advice_dict(adv), indent=2) if args.json else format_advice(adv))
     return 0
@@ -229,7 +235,7 @@ def cmd_reproduce(args) -> int:
 
 #: Modules that add subcommands: ``register(subparsers, COMMANDS)``.  They must
 #: import their heavy dependencies (plotly, CuPy) inside the handlers only.
-EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands")
+EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands", "tcadvisor.validate.commands")
 
 COMMANDS = {
     "advise": cmd_advise,

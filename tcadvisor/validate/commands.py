@@ -1,0 +1,127 @@
+"""CLI subcommands ``calibrate`` and ``validate`` (registered through ``cli.EXTENSIONS``).
+
+Only argparse lives at the top: the handlers import CuPy, Plotly and the runner when they run.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..errors import TcAdvisorError
+
+
+def register(sub, commands: dict) -> None:
+    p = sub.add_parser("calibrate", help="measure this GPU's ceilings (bandwidth, FMA and MMA rates) as a spec YAML")
+    p.add_argument("-o", "--output", metavar="FILE", help="spec file to write (default: the YAML on stdout)")
+    p.add_argument("--quick", action="store_true",
+                   help="the instruction shapes the bundled kernels use only, shorter runs (about 15 s)")
+    p.add_argument("--repeats", type=int, metavar="N", help="timed repeats per benchmark (default 5, --quick 3)")
+    commands["calibrate"] = cmd_calibrate
+
+    p = sub.add_parser("validate", help="run suites of bundled-kernel cases on this GPU and compare with the model")
+    p.add_argument("--suite", action="append", default=[], metavar="NAME|FILE",
+                   help="a bundled suite (paper, quick, depth-sweep) or a suite YAML file; repeatable")
+    p.add_argument("--gpu", help="spec the predictions use: a name, an alias or a YAML file such as the output of "
+                                 "'tcadvisor calibrate' (default: the detected GPU's spec)")
+    p.add_argument("--profile", action="store_true",
+                   help="measure C, M and I of each run with Nsight Compute (ncu, --clock-control none)")
+    p.add_argument("--ncu", metavar="PATH", help="the ncu executable for --profile (default: ncu on PATH)")
+    p.add_argument("-o", "--output", metavar="DIR", default="validation-results",
+                   help="directory for results.csv, comparisons.csv, results.json, report.html "
+                        "(default validation-results)")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop starting runs after this long; the rest are recorded as skipped")
+    p.add_argument("--tie-band", type=float, metavar="FRACTION",
+                   help="two units tie when their throughputs differ by at most this fraction (default: the suite's, 0.1)")
+    p.add_argument("--list", action="store_true", help="list the configurations the suites hold, run nothing")
+    p.add_argument("--report-from", metavar="RESULTS_JSON",
+                   help="rebuild the CSV files and the HTML report from a results.json (no GPU needed)")
+    commands["validate"] = cmd_validate
+
+
+def cmd_calibrate(args) -> int:
+    from pathlib import Path
+
+    import yaml
+
+    from ..gpu.backend import cupy
+    from ..hardware import parse_spec
+    from .calibrate import Settings, calibrate, spec_text, stderr_progress
+    from .records import write_atomic
+
+    settings = Settings.make(args.quick, args.repeats)
+    cupy()
+    cal = calibrate(settings, stderr_progress)
+    text = spec_text(cal)
+    target = Path(args.output) if args.output else Path("calibrated.yaml")
+    parse_spec(yaml.safe_load(text), target)  # the file must load like any spec
+    if args.output:
+        write_atomic(target, text)
+        stderr_progress(f"wrote {target} (use it with --gpu {target})")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .records import load_results
+    from .report import write_results
+
+    if args.report_from:
+        if args.suite:
+            raise TcAdvisorError("--report-from rebuilds a report from recorded results; it takes no --suite")
+        results = load_results(args.report_from)
+        for path in write_results(results, args.output):
+            print(f"wrote {path}")
+        return 0
+    if not args.suite:
+        raise TcAdvisorError("validate needs --suite NAME|FILE (bundled: paper, quick, depth-sweep) "
+                             "or --report-from RESULTS_JSON")
+    if args.tie_band is not None and not 0 <= args.tie_band < 1:
+        raise TcAdvisorError(f"--tie-band {args.tie_band}: expected a fraction in [0, 1) such as 0.1")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise TcAdvisorError(f"--time-limit {args.time_limit}: expected a positive number of seconds")
+    if args.ncu and not args.profile:
+        raise TcAdvisorError("--ncu names the profiler for --profile; add --profile")
+    from .suites import load_suite
+
+    suites = [load_suite(s) for s in args.suite]
+    names = [s.name for s in suites]
+    if len(set(names)) != len(names):
+        raise TcAdvisorError(f"--suite names the suite {max(names, key=names.count)!r} twice")
+    if args.list:
+        for s in suites:
+            configs = s.configs()
+            print(f"{s.name} ({s.path}): {len(s.cases)} cases, {len(configs)} configurations; {s.description}")
+            for c in configs:
+                print(f"  {c.case}: {c.stencil.name} {c.dtype} t={c.fuse} {c.unit} grid {c.grid}"
+                      + (f" {c.mma}" if c.mma else "") + (f"  [{c.paper}]" if c.paper else ""))
+        return 0
+
+    from ..gpu.backend import cupy
+    from ..hardware import resolve_gpu
+    from . import ncu
+    from .runner import run_suites
+
+    cupy()
+    exe = ncu.find_ncu(args.ncu) if args.profile else None
+    resolved = resolve_gpu(args.gpu)
+    if resolved.note:
+        print(f"tcadvisor: {resolved.note}", file=sys.stderr)
+
+    def say(text: str) -> None:
+        print(f"validate: {text}", file=sys.stderr, flush=True)
+
+    def checkpoint(partial) -> None:
+        write_results(partial, args.output)
+        say(f"timing done; results so far in {args.output}/ (profiling next)")
+
+    results = run_suites(suites, gpu=args.gpu, profile_with=exe, time_limit=args.time_limit, band=args.tie_band,
+                         say=say, checkpoint=checkpoint)
+    for path in write_results(results, args.output):
+        print(f"wrote {path}")
+    s = results.summary
+    tp = s["throughput"]
+    print(f"{s['runs']} runs, {s['correct']} correct, {s['skipped']} skipped; outcomes agree in "
+          f"{s['outcomes_agree']} of {s['outcomes_n']}; throughput error median "
+          + (f"{100 * tp['median_abs']:.0f}%" if tp["median_abs"] is not None else "–"))
+    return 1 if s["failed"] or s["errors"] else 0

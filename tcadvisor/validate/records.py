@@ -1,0 +1,206 @@
+"""What a validation run records: one :class:`Measurement` per run, one :class:`Comparison` per pair
+of units at the same stencil, dtype and depth, and :class:`Results` holding both.
+
+Records are flat (every field a number, a string, a boolean or ``None``) so that one row of the
+CSV is one record and the JSON round-trips exactly; the report and the README summary are
+built from these files alone, never from a live GPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+
+
+@dataclass
+class Measurement:
+    # what ran
+    suite: str = ""
+    case: str = ""
+    stencil: str = ""
+    dims: int = 0
+    points_per_stencil: int = 0  # K
+    dtype: str = ""
+    fuse: int = 1
+    unit: str = ""
+    impl: str = ""  # implementation profile (tcadvisor-cc, ...)
+    kernel_name: str = ""  # bundled-kernel registry name
+    cuda_function: str = ""
+    precision: str = ""
+    mma: str | None = None
+    alpha: float | None = None
+    alpha_exact: str | None = None  # "7/16"
+    beta: float | None = None
+    grid: str = ""
+    points: int = 0
+    steps: int = 0
+    sweeps: int = 0
+    repeats: int = 0
+    device: str = ""
+    spec: str = ""  # the GPU spec the predictions use
+    paper: str = ""
+    kernel: str = ""  # the kernel's one-line description
+    status: str = ""  # ok | failed (wrong output) | skipped | error
+    reason: str = ""
+    note: str = ""
+    # correctness
+    checked: bool | None = None
+    correct: bool | None = None
+    max_rel_error: float | None = None
+    tolerance: float | None = None
+    # timing (CUDA events, median of repeats of the timed sweeps)
+    seconds: float | None = None
+    seconds_all: list[float] = field(default_factory=list)
+    gstencils: float | None = None
+    useful_tflops: float | None = None
+    executed_tflops: float | None = None
+    executed_flops_per_point: float | None = None  # counted on the host, per output point and sweep
+    # the model's prediction for this configuration on the spec
+    pred_flops_per_point: float | None = None  # C
+    pred_bytes_per_point: float | None = None  # M
+    pred_intensity: float | None = None  # I
+    pred_ridge: float | None = None
+    pred_bound: str | None = None
+    pred_gstencils: float | None = None
+    pred_executed_tflops: float | None = None
+    pred_peak_tflops: float | None = None
+    pred_bandwidth_gbs: float | None = None
+    pred_scenario: int | None = None
+    # Nsight Compute, one launch (one sweep)
+    profiled: bool = False
+    profile_note: str = ""
+    ncu_kernel: str = ""
+    ncu_id: int | None = None
+    ncu_dram_read_bytes: float | None = None
+    ncu_dram_write_bytes: float | None = None
+    ncu_tensor_inst: float | None = None
+    ncu_tensor_ops: float | None = None  # the profiler's own tensor FLOP count, where it has one
+    ncu_cc_flops: float | None = None  # CUDA-core FLOPs of the kernel's precision family
+    ncu_duration_s: float | None = None
+    # measured per output point and sweep, and relative errors (measured / predicted - 1)
+    meas_flops_per_point: float | None = None
+    meas_bytes_per_point: float | None = None
+    meas_intensity: float | None = None
+    err_flops: float | None = None
+    err_bytes: float | None = None
+    err_intensity: float | None = None
+    err_gstencils: float | None = None
+    # the bottleneck: fraction of each roof reached, and the closer roof
+    util_bandwidth: float | None = None
+    util_compute: float | None = None
+    meas_bound: str | None = None
+    meas_bound_basis: str = ""  # "ncu" (measured traffic and work) or "model traffic"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def label(self) -> str:
+        return f"{self.stencil} {self.dtype} t={self.fuse} {self.unit}"
+
+
+@dataclass
+class Comparison:
+    """Unit ``b`` against unit ``a`` at the same stencil, dtype and depth: ratio = b / a."""
+
+    suite: str = ""
+    case: str = ""
+    stencil: str = ""
+    dtype: str = ""
+    fuse: int = 1
+    unit_a: str = ""
+    unit_b: str = ""
+    pred_ratio: float | None = None
+    meas_ratio: float | None = None
+    pred_outcome: str | None = None  # wins | loses | ties (b against a)
+    meas_outcome: str | None = None
+    agree: bool | None = None
+    band: float = 0.1
+
+
+@dataclass
+class Results:
+    schema: int = SCHEMA
+    tool: str = ""
+    date: str = ""
+    device: str = ""
+    spec: dict = field(default_factory=dict)  # name, path, bandwidth and peaks used for the predictions
+    suites: list[str] = field(default_factory=list)
+    band: float = 0.1
+    profile: dict = field(default_factory=dict)  # ncu version, metrics, problems
+    measurements: list[Measurement] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN: non-finite numbers become None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def to_dict(results: Results) -> dict:
+    return _clean(dataclasses.asdict(results))
+
+
+def _build(cls, raw: dict):
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in raw.items() if k in names})
+
+
+def from_dict(raw: dict) -> Results:
+    res = _build(Results, {k: v for k, v in raw.items() if k not in ("measurements", "comparisons")})
+    res.measurements = [_build(Measurement, m) for m in raw.get("measurements", [])]
+    res.comparisons = [_build(Comparison, c) for c in raw.get("comparisons", [])]
+    return res
+
+
+def write_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same directory, then rename:
+    a reader never sees half a file, and an interrupted run leaves the old one."""
+    import os
+    import tempfile
+
+    from ..errors import TcAdvisorError
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private 0600
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def load_results(path: str | Path) -> Results:
+    from ..errors import TcAdvisorError
+
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TcAdvisorError(f"results file {str(path)!r} cannot be read as JSON ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
+        raise TcAdvisorError(f"results file {str(path)!r} is not a tcadvisor validation result (schema {SCHEMA})")
+    return from_dict(raw)
+
+
+MEASUREMENT_COLUMNS = [f.name for f in dataclasses.fields(Measurement)]
+COMPARISON_COLUMNS = [f.name for f in dataclasses.fields(Comparison)]

@@ -1,0 +1,45 @@
+"""Calibration and validation on a real GPU (skipped without one): ``pytest -m gpu tests/test_validate_gpu.py``."""
+import math
+
+import pytest
+import yaml
+
+from tcadvisor.hardware import parse_spec, spec_for_device_name
+
+pytestmark = pytest.mark.gpu
+
+
+def test_quick_calibration_gives_a_spec_within_the_datasheet(tmp_path):
+    from tcadvisor.validate.calibrate import Settings, build_spec, calibrate, spec_text
+
+    cal = calibrate(Settings.make(quick=True))
+    spec = parse_spec(yaml.safe_load(spec_text(cal)), tmp_path / "calibrated.yaml")
+    raw = build_spec(cal)
+    for unit, per in raw["peak"].items():
+        for precision, entry in per.items():
+            assert math.isfinite(entry["value"]) and entry["value"] > 0
+            if "instructions" in entry:
+                assert entry["value"] == max(i["value"] for i in entry["instructions"].values())
+    sheet = spec_for_device_name(cal.device)
+    if sheet is not None:  # a measured ceiling above the datasheet would mean miscounted bytes or FLOPs
+        assert spec.bandwidth.value <= 1.05 * sheet.bandwidth.value
+        for unit, per in spec.peaks.items():
+            for precision, rate in per.items():
+                if sheet.has(unit, precision):
+                    assert rate.value <= 1.05 * sheet.peak(unit, precision), (unit, precision)
+
+
+def test_quick_suite_runs_correctly(tmp_path):
+    from tcadvisor.validate.report import write_results
+    from tcadvisor.validate.runner import run_suites
+    from tcadvisor.validate.suites import load_suite
+
+    res = run_suites([load_suite("quick")])
+    assert res.summary["runs"] >= 4
+    bad = [(m.label, m.status, m.reason) for m in res.measurements if m.status in ("failed", "error")]
+    assert not bad, bad
+    for m in res.measurements:
+        if m.ok:
+            assert m.correct and m.gstencils > 0 and m.pred_gstencils > 0 and len(m.seconds_all) in (0, 5)
+    write_results(res, tmp_path)
+    assert (tmp_path / "report.html").stat().st_size > 1_000_000
