@@ -259,3 +259,18 @@ def emulate_sweep(model: SweepModel, x: np.ndarray, perturb: Callable | None = N
         if st.output:
             v = round_storage(v, st.output)
     return v
+
+
+#: Relative perturbation of one weight that the checks must detect (negative controls): 1e-9 in FP64;
+#: two ulps of the operand precision for TF32, FP16 and BF16.  FP32 on CUDA cores accumulates in FP32
+#: itself, so a few of its ulps on one weight stay inside the K-term accumulation bound (no sound
+#: tolerance can see them in one sweep); its control uses 2^-13.
+NEGATIVE_CONTROL = {"fp64": 1e-9, "tf32": 2 * 2.0**-10, "fp16": 2 * 2.0**-10, "bf16": 2 * 2.0**-7, "fp32": 2.0**-13}
+
+
+def perturb_largest_weight(weights: np.ndarray, precision: str) -> np.ndarray:
+    """A copy of ``weights`` with the largest one scaled by 1 + NEGATIVE_CONTROL[precision]."""
+    w = np.array(weights, dtype=np.float64)
+    i = np.unravel_index(np.argmax(np.abs(w)), w.shape)
+    w[i] *= 1 + NEGATIVE_CONTROL[precision]
+    return w

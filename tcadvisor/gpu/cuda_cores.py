@@ -137,11 +137,12 @@ class CudaCoreKernel(BundledKernel):
         cp.ndarray(w.shape, dtype=self.np_dtype, memptr=ptr).set(w)
 
     def numerics(self) -> SweepModel:
-        """t stages of the base stencil, each an FMA chain of K terms rounded to nearest in the storage
-        precision (the intermediate steps live in shared memory in that precision)."""
+        """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
+        precision (the intermediate steps live in shared memory in that precision).  2K roundings per
+        output: one per FMA, or two where the compiler keeps a multiply and an add apart."""
         w = self.uploaded_weights().astype(np.float64)
         stage = Stage(weights=w, exact=self.weights, operand=None, u_acc=UNIT_ROUNDOFF[self.precision],
-                      terms=self.stencil.K)
+                      terms=2 * self.stencil.K)
         return SweepModel((stage,) * self.fuse)
 
     # ------------------------------------------------------------------ geometry

@@ -175,6 +175,68 @@ def _gpu_apply(x, w):
     return reference_steps(x, w, 1)
 
 
+def allocate_fields(kernels, grid: tuple[int, ...], dtype: str):
+    """Two padded fields with the ghost widths and pitch every kernel in ``kernels`` needs."""
+    cp = cupy()
+    shape3 = (1,) * (3 - len(grid)) + tuple(grid)
+    geometry = None
+    for k in kernels:
+        geometry = k.geometry(shape3) if geometry is None else geometry.merge(k.geometry(shape3))
+    try:
+        return PaddedField(shape3, STORAGE[dtype], geometry), PaddedField(shape3, STORAGE[dtype], geometry)
+    except cp.cuda.memory.OutOfMemoryError:
+        raise TcAdvisorError(f"grid {'x'.join(map(str, grid))} does not fit in GPU memory with its ghost layers") from None
+
+
+def initial_data(grid: tuple[int, ...], dtype: str, seed: int):
+    """Uniform values in [1, 2] (see the module docstring), in the storage type of ``dtype``, on the GPU."""
+    cp = cupy()
+    shape3 = (1,) * (3 - len(grid)) + tuple(grid)
+    return to_storage(cp.random.default_rng(seed).uniform(*DATA_RANGE, size=shape3), dtype)
+
+
+def checked_sweeps(kernels: dict, plan: list[int], dtype: str, fields, x0, base_weights: np.ndarray,
+                   models: dict | None = None, tamper=None) -> tuple[CheckResult, object]:
+    """Run the sweeps of ``plan`` from ``x0``, checking each against its rounding interval, then the
+    result against the float64 base-stencil reference.  Returns the check and the final output.
+
+    ``models`` (depth -> SweepModel) replaces the kernels' own descriptions and ``tamper`` (a function
+    of each sweep's output values) alters what is checked: both serve the negative controls (a kernel
+    with perturbed weights checked against the correct model; an output shifted by one column).
+    """
+    cp = cupy()
+    fa, fb = fields
+    grid = tuple(v for v in (fa.nz, fa.ny, fa.nx))[3 - base_weights.ndim:]
+    result = CheckResult()
+    fa.interior[...] = x0
+    a, b = fa, fb
+    for t in plan:
+        a.refresh()
+        _poison(b, dtype)
+        xin = from_storage(a.interior, dtype)
+        kernels[t].sweep(a, b)
+        out = from_storage(b.interior, dtype)
+        if tamper is not None:
+            out = tamper(out)
+        model = (models or {}).get(t) or kernels[t].numerics()
+        result.sweep.add(out, sweep_interval(model, xin, _gpu_apply))
+        del xin, out
+        a, b = b, a
+    output = a.interior.reshape(grid).copy()
+    values = from_storage(output, dtype)
+    if tamper is not None:
+        values = tamper(values)
+    result.unwritten = int(cp.count_nonzero(cp.isnan(values)))
+    x0v = from_storage(x0, dtype).reshape(grid)
+    ref = reference_steps(x0v, base_weights, sum(plan))
+    bound = end_to_end_bound([((models or {}).get(t) or kernels[t].numerics()) for t in plan],
+                             float(cp.max(cp.abs(x0v))), base_weights, sum(plan))
+    compare_end_to_end(result, values, ref, bound)
+    del ref, values, x0v
+    cp.get_default_memory_pool().free_all_blocks()
+    return result, output
+
+
 def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: str | None = None, fuse: int = 1,
         grid="1024x1024", steps: int | None = None, weights=None, seed: int = 0, check: bool = True,
         gpu: str | None = None, mma: str | MmaShape | None = None, repeats: int = 5, warmup: int = 1,
@@ -203,59 +265,34 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     kernels = {t: make_kernel(stencil, profile, t, dtype, w, shape, kernel_options) for t in sorted(set(plan))}
     main = kernels[fuse] if fuse in kernels else kernels[plan[0]]
     shape3 = (1,) * (3 - stencil.dims) + grid
-    geometry = None
-    for k in kernels.values():
-        geometry = k.geometry(shape3) if geometry is None else geometry.merge(k.geometry(shape3))
-    storage = STORAGE[dtype]
-    try:
-        fa, fb = PaddedField(shape3, storage, geometry), PaddedField(shape3, storage, geometry)
-        x0 = to_storage(cp.random.default_rng(seed).uniform(*DATA_RANGE, size=shape3), dtype)
-    except cp.cuda.memory.OutOfMemoryError:
-        raise TcAdvisorError(f"grid {'x'.join(map(str, grid))} does not fit in GPU memory with its ghost layers") from None
+    fa, fb = allocate_fields(kernels.values(), grid, dtype)
+    x0 = initial_data(grid, dtype, seed)
 
-    state = [fa, fb]
-    result = CheckResult() if check else None
+    result = output = None
+    if check:
+        result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w)
+        state = [fa, fb] if len(plan) % 2 == 0 else [fb, fa]
+    else:
+        fa.interior[...] = x0
+        state = [fa, fb]
 
-    def sweeps(checking: bool):
+    def sweeps():
         a, b = state
         for t in plan:
             a.refresh()
-            if checking:
-                _poison(b, dtype)
-                xin = from_storage(a.interior, dtype)
             kernels[t].sweep(a, b)
-            if checking:
-                interval = sweep_interval(kernels[t].numerics(), xin, _gpu_apply)
-                result.sweep.add(from_storage(b.interior, dtype), interval)
-                del xin, interval
             a, b = b, a
         state[:] = [a, b]
-        return a
 
-    output = None
-    if check:
-        fa.interior[...] = x0
-        final = sweeps(checking=True)
-        output = final.interior.reshape(grid).copy()
-        values = from_storage(output, dtype)
-        result.unwritten = int(cp.count_nonzero(cp.isnan(values)))
-        x0v = from_storage(x0, dtype)
-        ref = reference_steps(x0v.reshape(grid), w, steps)
-        bound = end_to_end_bound([kernels[t].numerics() for t in plan], float(cp.max(cp.abs(x0v))), w, steps)
-        compare_end_to_end(result, values, ref, bound)
-        del ref, values, x0v
-        cp.get_default_memory_pool().free_all_blocks()
-    else:
-        fa.interior[...] = x0
     # Timed: the sweeps alone (ghost refreshes included), continuing from the current state.
     for _ in range(warmup):
-        sweeps(checking=False)
+        sweeps()
     cp.cuda.Device().synchronize()
     times = []
     for _ in range(repeats):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        sweeps(checking=False)
+        sweeps()
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
