@@ -40,8 +40,8 @@
 // at most 7), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
 // extent: K_NS in 3D, else 1), K_LINEMASK (bit p*NI+a set when kernel line (p, a)
 // is non-empty), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
-// (1: weight fragments in registers), K_PF (1: load the next slice while
-// multiplying this one), K_MINB (blocks per SM for the register allocation),
+// (1: weight fragments in registers; 0: read from L1 at every use), K_PF (0-2: slices
+// loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
 // K_ORDERED (optional; default 1 on sm_90+, else 0).
 
 #define PREC K_PREC
@@ -137,6 +137,12 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 }
 #endif
 
+__device__ __forceinline__ int opaque_zero() {
+    int z;
+    asm volatile("mov.u32 %0, 0;" : "=r"(z));
+    return z;
+}
+
 // B fragments of one input slice for every inner offset a and K chunk: lane (g, t) reads
 // the 16-byte vector at window column START(t, kc) of its segment g.
 __device__ __forceinline__ void load_b(unsigned (&bf)[NI][KC][4], const real* row, long long pitch_i,
@@ -205,8 +211,11 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #define AFRAG(li_, kc_, a_, m_) { _Pragma("unroll") for (int q_ = 0; q_ < 4; ++q_) a_[q_] = av[li_][kc_][q_]; \
         m_ = am[li_][kc_]; }
 #else
-#define AFRAG(li_, kc_, a_, m_) { const uint4 w_ = __ldg(avals + ((li_) * KC + (kc_)) * 32 + lane); \
-        a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(ameta + ((li_) * KC + (kc_)) * 32 + lane); }
+    // Weight fragments read from L1 at every use.  The lane's base pointers are re-derived in every
+    // iteration from an opaque zero, so the compiler can neither hoist these loop-invariant loads
+    // into registers (what K_AREGS = 1 does on purpose) nor keep one address register per line.
+#define AFRAG(li_, kc_, a_, m_) { const uint4 w_ = __ldg(abase + ((li_) * KC + (kc_)) * 32);             \
+        a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(mbase + ((li_) * KC + (kc_)) * 32); }
 #endif
 
     float pend[NPEND > 0 ? NPEND : 1][4];
@@ -233,21 +242,32 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     }
 
     unsigned bf[NI][KC][4];
-#if PF
-    unsigned bn[NI][KC][4];  // the next slice, in flight while this one is multiplied
-    load_b(bn, base + (long long)(Gs + S0 - RS) * pitch_s, pitch_i, t4, vec_loads);
+#if PF > 0
+    unsigned bn[PF][NI][KC][4];  // the next PF slices, in flight while this one is multiplied
+#pragma unroll
+    for (int p = 0; p < PF; ++p)
+        if (S0 - RS + p < S1 + RS) load_b(bn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, vec_loads);
 #endif
     for (int j = S0 - RS; j < S1 + RS; ++j) {
-#if PF
+#if PF > 0
 #pragma unroll
         for (int a = 0; a < NI; ++a)
 #pragma unroll
             for (int kc = 0; kc < KC; ++kc)
 #pragma unroll
-                for (int q = 0; q < 4; ++q) bf[a][kc][q] = bn[a][kc][q];
-        if (j + 1 < S1 + RS) load_b(bn, base + (long long)(Gs + j + 1) * pitch_s, pitch_i, t4, vec_loads);
+                for (int q = 0; q < 4; ++q) {
+                    bf[a][kc][q] = bn[0][a][kc][q];
+#pragma unroll
+                    for (int p = 0; p + 1 < PF; ++p) bn[p][a][kc][q] = bn[p + 1][a][kc][q];
+                }
+        if (j + PF < S1 + RS) load_b(bn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, vec_loads);
 #else
         load_b(bf, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, vec_loads);
+#endif
+#if !A_IN_REGS
+        const int z_ = opaque_zero();
+        const uint4* abase = avals + lane + z_;
+        const unsigned* mbase = ameta + lane + z_;
 #endif
         float done[4];
 #pragma unroll

@@ -55,7 +55,7 @@ def fake_gpu(monkeypatch):
 
     import numpy as np
 
-    from tcadvisor.gpu import backend, cuda_cores, sparse_tensor_cores, tensor_cores
+    from tcadvisor.gpu import backend, cuda_cores, runner, sparse_tensor_cores, tensor_cores
 
     compiled = []
 
@@ -77,6 +77,7 @@ def fake_gpu(monkeypatch):
         monkeypatch.setattr(mod, "cupy", lambda: fake_cupy)
         monkeypatch.setattr(mod, "blocks_per_sm", lambda kernel, threads, smem: 2)
     monkeypatch.setattr(backend, "device_info", lambda: FAKE_DEVICE)
+    monkeypatch.setattr(runner, "device_info", lambda: FAKE_DEVICE)
     monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", lambda self, name: 1024)
     monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", lambda self, w: None)
     return compiled

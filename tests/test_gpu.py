@@ -88,6 +88,105 @@ def test_kernel_matches_the_references(case):
                              "half": "fp16", "bfloat16": "bf16"}[dtype]
 
 
+def _probe(code: int, ordered: int = 1):
+    import cupy as cp
+
+    src = open(os.path.join(ROOT, "tests", "mma_probe.cu")).read()
+    ptype = {0: "tf32", 1: "f16", 2: "bf16", 3: "f16", 4: "bf16"}[code]
+    mod = cp.RawModule(code=src, options=(f"-DK_PREC={code}", f'-DPTYPE="{ptype}"', f"-DK_ORDERED={ordered}"))
+    fn = mod.get_function("probe")
+
+    def call(a_words, b_words, meta):
+        d = cp.zeros(32 * 4, dtype=cp.float32)
+        b = np.zeros((32, 4), dtype=np.uint32)
+        b[:, :b_words.shape[1]] = b_words
+        fn((1,), (32,), (cp.asarray(np.ascontiguousarray(a_words, dtype=np.uint32)), cp.asarray(b),
+                         cp.asarray(np.ascontiguousarray(meta, dtype=np.uint32)), d))
+        from tcadvisor.gpu import layouts
+
+        out = np.zeros((16, 8))
+        dv = d.get().reshape(32, 4)
+        for lane in range(32):
+            for e in range(4):
+                out[layouts.acc_c(lane, e)] = dv[lane, e]
+        return out
+    return call
+
+
+def _words16(vals: np.ndarray, precision: str) -> np.ndarray:
+    """Pairs of 16-bit values (last axis, even length) packed low-first into uint32."""
+    from tcadvisor.gpu.numerics import to_bf16_bits
+
+    bits = (vals.astype(np.float16).view(np.uint16) if precision == "fp16" else to_bf16_bits(vals)).astype(np.uint32)
+    return bits[..., 0::2] | (bits[..., 1::2] << 16)
+
+
+def _sparse_b_words(B: np.ndarray, precision: str) -> np.ndarray:
+    from tcadvisor.gpu import layouts
+    from tcadvisor.gpu.numerics import round_tf32
+
+    n = layouts.b_count(precision)
+    el = np.array([[B[layouts.sparse_b(precision, lane, e)] for e in range(n)] for lane in range(32)])
+    return round_tf32(el.astype(np.float32)).view(np.uint32) if precision == "tf32" else _words16(el, precision)
+
+
+@pytest.mark.parametrize("code, precision", [(0, "tf32"), (1, "fp16"), (2, "bf16")])
+@pytest.mark.parametrize("ordered", [0, 1])
+def test_sparse_mma_operand_layouts(code, precision, ordered):
+    """One mma.sp with fragments packed by tcadvisor.gpu.layouts computes A·B (small integers: exact).
+
+    On failure the message lists where the hardware actually reads each B element
+    (found with one-hot B operands), so a wrong layout can be fixed from one log.
+    """
+    from tcadvisor.gpu import layouts
+    from tcadvisor.gpu.sparse_tensor_cores import value_words
+
+    k, width, keep = layouts.SPARSE[precision]
+    rng = np.random.default_rng(code)
+    A = np.zeros((16, k))
+    for m in range(16):
+        for g in range(k // width):
+            pos = rng.choice(width, size=keep, replace=False)
+            A[m, g * width + pos] = rng.integers(1, 5, size=keep) * rng.choice([-1, 1], size=keep)
+    B = rng.integers(-3, 4, size=(k, 8)).astype(float)
+    values, meta = layouts.encode_sparse_a(precision, A)
+    call = _probe(code, ordered)
+    D = call(value_words(values, precision), _sparse_b_words(B, precision), meta)
+    if not np.array_equal(D, A @ B):
+        # discover the B layout: rows 0-7 of A keep the first half of every group, rows 8-15 the second
+        probe_a = np.zeros((16, k))
+        for m in range(16):
+            for kk in range(k):
+                if (kk % width < width // 2) == (m < 8):
+                    probe_a[m, kk] = kk + 1
+        pv, pm = layouts.encode_sparse_a(precision, probe_a)
+        wrong = []
+        for lane in range(32):
+            for e in range(layouts.b_count(precision)):
+                Bone = np.zeros((k, 8))
+                Bone[layouts.sparse_b(precision, lane, e)] = 1.0
+                Dp = call(value_words(pv, precision), _sparse_b_words(Bone, precision), pm)
+                n = int(np.argmax(np.abs(Dp).sum(axis=0)))
+                kk = int(np.abs(Dp).max()) - 1
+                if (kk, n) != layouts.sparse_b(precision, lane, e):
+                    wrong.append(f"lane {lane} elem {e}: assumed {layouts.sparse_b(precision, lane, e)}, hw ({kk}, {n})")
+        pytest.fail(f"{precision}: D != A·B at {int(np.sum(D != A @ B))} of 128 places; B layout differences: "
+                    + ("; ".join(wrong[:40]) or "none (A values or metadata layout wrong)"))
+
+
+@pytest.mark.parametrize("code, precision", [(3, "fp16"), (4, "bf16")])
+def test_dense16_mma_operand_layouts(code, precision):
+    from tcadvisor.gpu import layouts
+
+    rng = np.random.default_rng(code)
+    A = rng.integers(-4, 5, size=(16, 16)).astype(float)
+    B = rng.integers(-3, 4, size=(16, 8)).astype(float)
+    a_el = np.array([[A[layouts.dense16_a(lane, e)] for e in range(8)] for lane in range(32)])
+    b_el = np.array([[B[layouts.dense16_b(lane, e)] for e in range(4)] for lane in range(32)])
+    D = _probe(code)(_words16(a_el, precision), _words16(b_el, precision), np.zeros(32, dtype=np.uint32))
+    assert np.array_equal(D, A @ B)
+
+
 @pytest.mark.parametrize("unit, dtype, fuse, sweeps", [("tensor_core", "float", 3, 1000),
                                                         ("tensor_core", "float", 4, 750),
                                                         ("sparse_tensor_core", "half", 3, 1000),
@@ -127,6 +226,21 @@ def test_negative_controls_fail(unit, dtype):
     shifted, _ = runner.checked_sweeps({t: right}, [t], dtype, fields, x0, w,
                                        tamper=lambda v: cp.roll(v, 1, axis=-1))
     assert shifted.sweep.violations > 0.5 * grid[0] * grid[1]
+
+
+@pytest.mark.parametrize("unit, dtype, options", [
+    ("sparse_tensor_core", "half", {"prefetch": 0}), ("sparse_tensor_core", "float", {"prefetch": 2}),
+    ("sparse_tensor_core", "bfloat16", {"aregs": False}), ("sparse_tensor_core", "float", {"vector_loads": False}),
+    ("sparse_tensor_core", "half", {"warps": 8, "min_blocks": 2}), ("tensor_core", "half", {"vector_loads": False}),
+    ("tensor_core", "bfloat16", {"prefetch": 0, "bregs": False})])
+def test_kernel_knobs_keep_results_right(unit, dtype, options):
+    """The tuning knobs change the code paths (prefetch, L1 weights, scalar loads, block shape), not the result."""
+    from tcadvisor.gpu.runner import run
+
+    for st, t, grid in ((Stencil.box(2, 1), 3, "37x131"), (Stencil.box(3, 1), 1, "7x9x70")):
+        res = run(st, dtype, unit, fuse=t, grid=grid, steps=2 * t, seed=8, repeats=1, warmup=0,
+                  kernel_options=options)
+        assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
 
 
 @pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1", "3x5", "1x1000", "1000x1"])

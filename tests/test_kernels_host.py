@@ -262,6 +262,12 @@ CONFIGS = [
     ("tensor_core", Stencil.box(2, 1), 3, "double"), ("tensor_core", Stencil.box(2, 1), 3, "float"),
     ("cuda_core", Stencil.box(2, 1), 3, "float"),
 ]
+#: Non-default knobs compile too (the GPU tests run them).
+KNOBS = [("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"prefetch": 0}),
+         ("sparse_tensor_core", Stencil.box(2, 1), 3, "float", {"prefetch": 2}),
+         ("sparse_tensor_core", Stencil.box(3, 1), 1, "bfloat16", {"aregs": False}),
+         ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"warps": 8, "min_blocks": 2}),
+         ("tensor_core", Stencil.box(2, 1), 3, "bfloat16", {"prefetch": 0, "bregs": False})]
 
 
 def _nvcc(job):
@@ -277,8 +283,8 @@ def _nvcc(job):
 def test_every_new_configuration_compiles_for_sm90_and_sm80(fake_gpu):
     from tcadvisor.gpu.runner import default_weights, make_kernel
 
-    for unit, st, t, dtype in CONFIGS:
-        make_kernel(st, registry.bundled_profile(unit), t, dtype, default_weights(st, 0))
+    for unit, st, t, dtype, *options in CONFIGS + KNOBS:
+        make_kernel(st, registry.bundled_profile(unit), t, dtype, default_weights(st, 0), options=(options or [{}])[0])
     jobs = [(arch, f, d) for (f, d) in dict.fromkeys(fake_gpu) for arch in ("sm_90", "sm_80")
             if not (arch == "sm_80" and dict(d).get("K_DOUBLE") == 1 and dict(d).get("K_MMA_M") == 16)]
     with ThreadPoolExecutor(2) as pool:

@@ -166,3 +166,30 @@ def decode_sparse_a(precision: str, values: np.ndarray, meta: np.ndarray) -> np.
             for s in range(keep):
                 A[row, grp * width + kept[s]] = values[lane, reg, s]
     return A
+
+
+def encode_sparse_a(precision: str, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-lane fragments of a 16 × k structured sparse A: (values[lane, reg, kept], metadata words[lane]).
+
+    Compression as :func:`tcadvisor.transforms.spider.compress` does it (kept
+    positions ascending, explicit zeros at the lowest free positions); placement
+    by :func:`sparse_a` and :func:`sparse_meta`.  Inverse of :func:`decode_sparse_a`.
+    """
+    from ..transforms.spider import compress
+
+    k, width, keep = SPARSE[precision]
+    vals, pos = compress(np.asarray(A), keep, width)
+    values = np.zeros((32, 4, keep))
+    meta = np.zeros(32, dtype=np.uint64)
+    for lane in range(32):
+        for reg in range(4):
+            row, grp = sparse_a(precision, lane, reg)
+            values[lane, reg] = vals[row, grp * keep:(grp + 1) * keep]
+        word = 0
+        for nb in range(8):
+            where = sparse_meta(precision, lane, nb)
+            if where is not None:
+                row, grp = where
+                word |= nibble(tuple(pos[row, grp * keep:(grp + 1) * keep]), precision) << (4 * nb)
+        meta[lane] = word
+    return values, meta.astype(np.uint32)

@@ -133,27 +133,15 @@ def pack(fused: np.ndarray, precision: str, all_lines: list[tuple[int, ...]]) ->
         i = by_idx.get(idx)
         for kc in range(ncs):
             if i is None:  # never executed (skipped at compile time); valid metadata all the same
-                vals = np.zeros((L, SHAPES[precision].k * keep // group))
-                pos = None
-            else:
-                mat = instruction_matrix(con, i, precision, kc)
-                if not spider.check_structure(mat != 0, keep, group):
-                    raise AssertionError(f"line {idx}, chunk {kc}: the load order broke the {keep}:{group} structure")
-                vals, pos = spider.compress(mat, keep, group)
-            for lane in range(32):
-                for reg in range(4):
-                    row, grp = layouts.sparse_a(precision, lane, reg)
-                    values[li, kc, lane, reg] = vals[row, grp * keep:(grp + 1) * keep]
-                word = 0
-                for nb in range(8):
-                    where = layouts.sparse_meta(precision, lane, nb)
-                    if where is None:
-                        continue
-                    row, grp = where
-                    field = empty if pos is None else layouts.nibble(tuple(pos[row, grp * keep:(grp + 1) * keep]),
-                                                                     precision)
-                    word |= field << (4 * nb)
-                meta[li, kc, lane] = word
+                vals = np.zeros((32, 4, keep))
+                word = sum(empty << (4 * nb) for nb in range(8))
+                meta[li, kc] = [word if lane % 4 < 2 else 0 for lane in range(32)]
+                values[li, kc] = vals
+                continue
+            mat = instruction_matrix(con, i, precision, kc)
+            if not spider.check_structure(mat != 0, keep, group):
+                raise AssertionError(f"line {idx}, chunk {kc}: the load order broke the {keep}:{group} structure")
+            values[li, kc], meta[li, kc] = layouts.encode_sparse_a(precision, mat)
     nonzero = [idx in by_idx for idx in all_lines]
     return SparseOperands(precision, con, list(all_lines), nonzero, values, meta.astype(np.uint32))
 

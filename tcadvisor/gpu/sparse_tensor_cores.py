@@ -28,8 +28,10 @@ from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, line_order, pa
 #: dtype each precision runs on (its fields' storage type).
 DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 PREC_CODE = {"tf32": 0, "fp16": 1, "bf16": 2}
-#: Above this many registers of weight fragments per lane, the fragments are read from L1 instead.
-A_REG_LIMIT = 80
+#: Above this many registers of weight fragments per lane, the fragments are read from L1 at every use.
+#: (ptxas issues a slice's fragment loads together either way, so L1 saves few registers: nvcc 13,
+#: sm_90, TF32 r·t = 3: 134 registers in registers, 140 from L1.)
+A_REG_LIMIT = 160
 
 
 def _round_up(x: int, m: int) -> int:
@@ -100,6 +102,8 @@ class SparseTensorCoreKernel(BundledKernel):
         a_regs = self.nonzero_lines * self.kc * 5
         self.aregs = (a_regs <= A_REG_LIMIT) if aregs is None else bool(aregs)
         self.prefetch = (1 if self.ni * self.kc * 4 <= 24 else 0) if prefetch is None else int(prefetch)
+        if not 0 <= self.prefetch <= 2:
+            raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
         defines = (("K_PREC", PREC_CODE[precision]), ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni),
