@@ -5,7 +5,9 @@ time steps (``temporal``: CUDA cores reusing intermediates on chip; ``kernel``:
 Tensor Cores computing the fused stencil monolithically), which precision it
 uses for each dtype, which MMA instruction, and how its sparsity factor α is
 obtained: the constant its paper used and/or the name of a transformation in
-:mod:`tcadvisor.transforms` that constructs its operands.
+:mod:`tcadvisor.transforms` that constructs its operands.  A profile of a
+bundled kernel also names it (``kernel: <module in tcadvisor/gpu/>``), which is
+how ``tcadvisor run`` finds the code that runs it (:mod:`tcadvisor.gpu.registry`).
 """
 from __future__ import annotations
 

@@ -270,7 +270,11 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
 
     result = output = None
     if check:
-        result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w)
+        try:
+            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w)
+        except cp.cuda.memory.OutOfMemoryError:
+            raise TcAdvisorError(f"checking grid {'x'.join(map(str, grid))} needs several float64 copies of it in GPU "
+                                 "memory; use a smaller --grid or --no-check") from None
         state = [fa, fb] if len(plan) % 2 == 0 else [fb, fa]
     else:
         fa.interior[...] = x0
