@@ -7,6 +7,13 @@ kernel's loads feed the instruction, compressed and packed per lane by
 that same construction.  Precisions: FP16 and BF16 operands with FP32
 accumulation (``mma.sp`` m16n8k32), TF32 (``mma.sp`` m16n8k16) for float fields.
 Fused radius r·t ≤ 7 (L = 16 outputs per line; the swap needs L ≥ 2R + 2).
+
+L = 32 would allow r·t ≤ 15 at α = (2R+1)/64, but not with this kernel's
+streaming: each pending output row then holds two M tiles of accumulators
+(8 registers per lane), so 2R pending rows need 16R registers — 128 or more for
+R ≥ 8, on top of the weight fragments — and the kernel would run at one or two
+warps per scheduler.  Deeper fusion on Sparse Tensor Cores needs the pending
+rows in shared memory; not done.
 """
 from __future__ import annotations
 
@@ -101,7 +108,10 @@ class SparseTensorCoreKernel(BundledKernel):
         self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
         a_regs = self.nonzero_lines * self.kc * 5
         self.aregs = (a_regs <= A_REG_LIMIT) if aregs is None else bool(aregs)
-        self.prefetch = (1 if self.ni * self.kc * 4 <= 24 else 0) if prefetch is None else int(prefetch)
+        # Slices in flight per warp: enough bytes in flight for DRAM latency at a few warps per SM
+        # (register estimate, not a measurement: the session's knob sweep measures 0, 1, 2).
+        b_regs = self.ni * self.kc * 4
+        self.prefetch = (2 if b_regs <= 8 else 1 if b_regs <= 24 else 0) if prefetch is None else int(prefetch)
         if not 0 <= self.prefetch <= 2:
             raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
         self.min_blocks = int(min_blocks)
