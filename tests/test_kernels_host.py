@@ -72,6 +72,8 @@ def test_resolve_defaults_and_names():
     ("tensor_core", Stencil.box(2, 3), 3, "double", "fp64", "too large"),
     ("tensor_core", Stencil.box(2, 1), 1, "double", "fp32", "runs FP64, TF32, FP16, BF16, not FP32"),
     ("cuda_core", Stencil.from_offsets([(0, 0), (1, 1)]), 1, "double", "fp64", "box and star"),
+    ("sparse_tensor_core", Stencil.box(3, 1), 4, "half", "fp16", "81 kernel lines"),
+    ("tensor_core", Stencil.box(3, 2), 2, "double", "fp64", "81 kernel rows"),
 ])
 def test_unsupported_needs_no_gpu(unit, stencil, fuse, dtype, precision, message):
     cls = registry.kernel_class(registry.bundled_profile(unit).kernel)

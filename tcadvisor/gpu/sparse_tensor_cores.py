@@ -82,6 +82,9 @@ class SparseTensorCoreKernel(BundledKernel):
         if stencil.radius * fuse > MAX_FUSED_RADIUS:
             return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Sparse Tensor Core kernel: "
                     f"with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}")
+        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
+            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel lines; the "
+                    "Sparse Tensor Core kernel's compile-time line mask holds 64 (3D: r·t ≤ 3)")
         if device is not None and tuple(device["cc"]) < (8, 0):
             return f"Sparse Tensor Cores (mma.sp) need compute capability 8.0 or newer; this GPU has {device['cc']}"
         return None

@@ -89,6 +89,9 @@ class TensorCoreKernel(BundledKernel):
         if stencil.radius * fuse > MAX_FUSED_RADIUS:
             return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Tensor Core kernel "
                     f"(at most {MAX_FUSED_RADIUS})")
+        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
+            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel rows; the "
+                    "Tensor Core kernel's compile-time row mask holds 64 (3D: r·t ≤ 3)")
         if device is not None and precision in HALF_CODE and tuple(device["cc"]) < (8, 0):
             return f"{precision.upper()} m16n8k16 needs compute capability 8.0 or newer; this GPU has {device['cc']}"
         return None
