@@ -129,7 +129,7 @@ def main():
                 continue
             bound = model_bound(stencil, unit, t, dtype, spec, res.alpha)
             add({"unit": unit, "impl": res.impl, "stencil": name, "fuse": t, "dtype": dtype, "grid": grid,
-                 "mma": mma or (res.kernel.split()[0] if unit == "tensor_core" else ""), "steps": res.steps,
+                 "mma": res.mma or "", "steps": res.steps,
                  "seconds": res.seconds, "gstencils": res.gstencils, "bound_gstencils": bound.gstencils,
                  "fraction_of_bound": res.gstencils / bound.gstencils, "bound": bound.bound,
                  "correct": bool(res.passed), "max_rel_error": res.max_rel_error,

@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|tc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|tc|tc-loads|sptc]
 """
 from __future__ import annotations
 
@@ -49,6 +49,18 @@ def variants(only):
     return out
 
 
+def variants_sptc():
+    """Sparse Tensor Core kernel: slices loaded ahead, weights in registers or L1, warps and register caps,
+    on the issue's performance cases (Box-2D3R and Box-2D1R fused x3, FP16 and TF32)."""
+    out = []
+    for name, t in (("Box-2D3R", 1), ("Box-2D1R", 3)):
+        for dtype in ("half", "float"):
+            for opts in ({"prefetch": 1}, {"prefetch": 0}, {"prefetch": 2}, {"aregs": False},
+                         {"warps": 8}, {"warps": 2}, {"min_blocks": 2}, {"min_blocks": 4}):
+                out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, opts))
+    return out
+
+
 def variants_tc_loads():
     """Vector vs scalar A loads and register caps (K_MINB) for the 2D Tensor Core kernel."""
     out = []
@@ -64,7 +76,7 @@ def variants_tc_loads():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "tc", "tc-loads"])
+    ap.add_argument("--only", choices=["cc", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
@@ -75,7 +87,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     small = {2: "61x203", 3: "9x11x77"}
-    chosen = variants_tc_loads() if args.only == "tc-loads" else variants(args.only)
+    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc}.get(args.only, lambda: variants(args.only))()
     for name, dtype, grid, unit, t, mma, opts in chosen:
         st = parse_stencil(name)
         try:

@@ -11,7 +11,10 @@
 // shifted accumulator directly, so the shift costs nothing.
 //
 // Compile-time parameters (-D, prefixed K_): K_DOUBLE (1: FP64 DMMA, 0: float
-// data on TF32), K_MMA_M (16|8), K_MMA_K (4|8|16), K_R (fused radius), K_NS
+// data on TF32 or 16-bit data), K_HALF (optional; 1: FP16 fields and operands,
+// 2: BF16 fields (bit patterns) and operands, both m16n8k16 with FP32 accumulation,
+// "Matrix Fragments for mma.m16n8k16 with floating point type" in the PTX ISA;
+// 0 or absent: FP64/TF32 as before), K_MMA_M (16|8), K_MMA_K (4|8|16), K_R (fused radius), K_NS
 // (kernel extent along the stream axis: 1 in 1D), K_NI (inner kernel extent: K_NS
 // in 3D, else 1), K_KCH (K_pad / MMA_K), K_ROWMASK (bit p*NI+a set when kernel
 // row (p, a) is non-empty), K_WX, K_WI (warps per block along x and along the
@@ -22,6 +25,10 @@
 // per SM the register allocation must allow).
 
 #define IS_DOUBLE K_DOUBLE
+#ifndef K_HALF
+#define K_HALF 0
+#endif
+#define HALF K_HALF
 #define MMA_M K_MMA_M
 #define MMA_K K_MMA_K
 #define R K_R
@@ -41,15 +48,28 @@ typedef double real;
 typedef double areg;
 typedef double breg;
 typedef double creg;
+typedef real wtype;
+#elif HALF
+typedef unsigned short real;  // FP16 or BF16 bit patterns
+typedef unsigned areg;        // two 16-bit values per register
+typedef unsigned breg;
+typedef float creg;
+typedef unsigned wtype;       // weight fragments uploaded as packed pairs
 #else
 typedef float real;
 typedef unsigned areg;
 typedef unsigned breg;
 typedef float creg;
+typedef real wtype;
 #endif
 
+#if HALF
+#define NA (MMA_M * MMA_K / 64)
+#define NB (MMA_K / 8)
+#else
 #define NA (MMA_M * MMA_K / 32)
 #define NB (MMA_K / 4)
+#endif
 #define NC (MMA_M / 4)
 #define TILE_X (MMA_M * 8)
 #define RS ((NS - 1) / 2)
@@ -80,8 +100,21 @@ typedef float creg;
 // vector stores the interior itself; the host checks both (bit 0: loads, bit 1:
 // stores of `align`) for the field it passes, whose Gx may serve several kernels.
 
+#if HALF
+// Two FP32 accumulators as one word of 16-bit values, lo at the lower address.
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+    unsigned r;
+#if HALF == 1
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+#endif
+
 __device__ __forceinline__ areg to_a(real v) {
-#if IS_DOUBLE
+#if IS_DOUBLE || HALF
     return v;
 #else
     unsigned r;
@@ -90,8 +123,8 @@ __device__ __forceinline__ areg to_a(real v) {
 #endif
 }
 
-__device__ __forceinline__ breg to_b(real v) {
-#if IS_DOUBLE
+__device__ __forceinline__ breg to_b(wtype v) {
+#if IS_DOUBLE || HALF
     return v;
 #else
     return __float_as_uint(v);  // already rounded to TF32 on the host
@@ -99,7 +132,21 @@ __device__ __forceinline__ breg to_b(real v) {
 }
 
 __device__ __forceinline__ void mma(creg (&d)[NC], const areg (&a)[NA], const breg (&b)[NB], const creg (&c)[NC]) {
-#if IS_DOUBLE && MMA_M == 16 && MMA_K == 4
+#if HALF == 1 && MMA_M == 16 && MMA_K == 16
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#elif HALF == 2 && MMA_M == 16 && MMA_K == 16
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#elif HALF
+#error "16-bit operands are implemented for m16n8k16 only"
+#elif IS_DOUBLE && MMA_M == 16 && MMA_K == 4
     asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
         : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])
         : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]));
@@ -134,7 +181,7 @@ __device__ __forceinline__ void mma(creg (&d)[NC], const areg (&a)[NA], const br
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WX * WI, MINB)
-tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __restrict__ wfrag,
+tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __restrict__ wfrag,
           int nx, int ni, int ns, long long pitch_i, long long pitch_s,
           int Gx, int Gi, int Gs, int slices_per_block, int align)
 {
@@ -171,12 +218,33 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
     areg af[NI][KCH][NA];
 #if IS_DOUBLE
     typedef double2 vec2;
-#else
+#elif !HALF
     typedef float2 vec2;
 #endif
     // Lane (g, t4) needs, per chunk c and group row h, the KQ adjacent strip columns
     // 8*(g + 8h) + c*MMA_K + KQ*t4 ...; fragment element e = h + 2v holds column v.
-#if PERM
+#if HALF
+    // 16-bit: the lane's k = 2t, 2t+1, 2t+8, 2t+9 of group row h are strip columns
+    // 4t ... 4t+3 (tcadvisor.gpu.layouts.dense16_strip): one 8-byte load gives the
+    // registers h (k = 2t, 2t+1) and h + 2 (k = 2t+8, 2t+9).
+#define LOAD_A(j_, dst_)                                                                       \
+    {                                                                                          \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
+        _Pragma("unroll") for (int h_ = 0; h_ < 2; ++h_) {                                     \
+            const real* p_ = row_ + (long long)(a_ - RI) * pitch_i + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4; \
+            if (vec_loads) {                                                                   \
+                const uint2 w_ = __ldg(reinterpret_cast<const uint2*>(p_));                    \
+                dst_[a_][c_][h_] = w_.x;                                                       \
+                dst_[a_][c_][h_ + 2] = w_.y;                                                   \
+            } else {                                                                           \
+                dst_[a_][c_][h_] = (unsigned)__ldg(p_) | ((unsigned)__ldg(p_ + 1) << 16);      \
+                dst_[a_][c_][h_ + 2] = (unsigned)__ldg(p_ + 2) | ((unsigned)__ldg(p_ + 3) << 16); \
+            }                                                                                  \
+        }                                                                                      \
+    }
+#elif PERM
 #define LOAD_A(j_, dst_)                                                                       \
     {                                                                                          \
         const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
@@ -273,6 +341,15 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
 #pragma unroll
             for (int e = 0; e < NC; e += 2) {
                 const int x = 8 * C_ROW(g, e) + C_COL(t4, e);
+#if HALF
+                const unsigned word = pack2(done[e], done[e + 1]);
+                if (vec_stores && X0 + x + 1 < nx) {
+                    *reinterpret_cast<unsigned*>(dst + x) = word;
+                } else {
+                    if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                    if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                }
+#else
                 if (vec_stores && X0 + x + 1 < nx) {
 #if IS_DOUBLE
                     *reinterpret_cast<double2*>(dst + x) = make_double2(done[e], done[e + 1]);
@@ -283,6 +360,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const real* __res
                     if (X0 + x < nx) dst[x] = done[e];
                     if (X0 + x + 1 < nx) dst[x + 1] = done[e + 1];
                 }
+#endif
             }
         }
     }

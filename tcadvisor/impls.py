@@ -5,7 +5,9 @@ time steps (``temporal``: CUDA cores reusing intermediates on chip; ``kernel``:
 Tensor Cores computing the fused stencil monolithically), which precision it
 uses for each dtype, which MMA instruction, and how its sparsity factor α is
 obtained: the constant its paper used and/or the name of a transformation in
-:mod:`tcadvisor.transforms` that constructs its operands.
+:mod:`tcadvisor.transforms` that constructs its operands.  A profile of a
+bundled kernel also names it (``kernel: <module in tcadvisor/gpu/>``), which is
+how ``tcadvisor run`` finds the code that runs it (:mod:`tcadvisor.gpu.registry`).
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ class ImplProfile:
     symmetric_only: bool = False
     reference: str = ""
     path: Path | None = None
+    kernel: str | None = None  # registry name of the bundled kernel that runs this profile (tcadvisor.gpu)
 
     def precision_for(self, dtype: str, gpu: GpuSpec) -> tuple[str | None, str | None]:
         """The precision this implementation uses for ``dtype`` on ``gpu``, or why none."""
@@ -150,6 +153,9 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
             construction=construction,
             construction_note=" ".join(str(a.get("construction_note", "")).split()),
         )
+    kernel = raw.get("kernel")
+    if kernel is not None and not (isinstance(kernel, str) and kernel.isidentifier()):
+        raise _fail(path, "kernel", f"expected the name of a module in tcadvisor/gpu/, got {kernel!r}")
     shapes = tuple(raw.get("shapes", ("box", "star", "custom")))
     dims = tuple(int(x) for x in raw.get("dims", (1, 2, 3)))
     return ImplProfile(
@@ -166,6 +172,7 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
         symmetric_only=bool(raw.get("symmetric_only", False)),
         reference=" ".join(str(raw["reference"]).split()),
         path=path,
+        kernel=kernel,
     )
 
 

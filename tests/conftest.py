@@ -37,3 +37,47 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+FAKE_DEVICE = {"name": "fake sm_90 device (no GPU)", "cc": (9, 0), "sms": 132, "smem_optin": 232448,
+               "smem_per_sm": 233472, "regs_per_sm": 65536}
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """Construct bundled kernels on a machine without a GPU: compilation is recorded, not done.
+
+    Returns the list of ``(file, defines)`` each constructed kernel would compile,
+    so that tests can compile them with nvcc, and the host-side logic (operands,
+    α, numerics, launch geometry) runs as on a real device.
+    """
+    import types
+
+    import numpy as np
+
+    from tcadvisor.gpu import backend, cuda_cores, runner, sparse_tensor_cores, tensor_cores
+
+    compiled = []
+
+    class FakeFunction:
+        num_regs = 96
+
+    class FakeModule:
+        def get_function(self, name):
+            return FakeFunction()
+
+    def fake_module(filename, defines):
+        compiled.append((filename, tuple(defines)))
+        return FakeModule()
+
+    fake_cupy = types.SimpleNamespace(asarray=np.asarray)
+    for mod in (cuda_cores, tensor_cores, sparse_tensor_cores):
+        monkeypatch.setattr(mod, "module", fake_module)
+        monkeypatch.setattr(mod, "device_info", lambda: FAKE_DEVICE)
+        monkeypatch.setattr(mod, "cupy", lambda: fake_cupy)
+        monkeypatch.setattr(mod, "blocks_per_sm", lambda kernel, threads, smem: 2)
+    monkeypatch.setattr(backend, "device_info", lambda: FAKE_DEVICE)
+    monkeypatch.setattr(runner, "device_info", lambda: FAKE_DEVICE)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", lambda self, name: 1024)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", lambda self, w: None)
+    return compiled

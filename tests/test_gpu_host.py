@@ -60,3 +60,31 @@ def test_split_stream_covers_the_axis_in_whole_waves(extent, across, slots, fill
         p = -(-extent // c)
         c2 = -(-extent // p)
         assert cost <= -(-(across * c2) // slots) * (p + fill) or (c2 * across) > 8 * slots
+
+
+def test_sweep_plan_fuses_and_keeps_the_remainder():
+    from tcadvisor.gpu.runner import sweep_plan
+
+    assert sweep_plan(7, 3) == [3, 3, 1]
+    assert sweep_plan(6, 3) == [3, 3]
+    assert sweep_plan(2, 3) == [2]
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_default_grids_exceed_the_l2_cache_in_every_precision(dims):
+    import math
+
+    from tcadvisor.gpu.runner import default_grid, parse_grid
+
+    st = Stencil.box(dims, 1)
+    points = math.prod(parse_grid(default_grid(st, "half"), dims))
+    assert 2 * points * 2 > 4 * 50e6  # two 2-byte fields, four times an H100's 50 MB L2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--unit", "gpu_core"], "the bundled kernels run on cuda_core, tensor_core, sparse_tensor_core"),
+    (["--impl", "SPIDER"], "SPIDER has no bundled kernel"),
+    (["--unit", "tensor_core", "--impl", "tcadvisor-sptc"], "runs on sparse_tensor_core")])
+def test_run_refuses_units_and_profiles_without_a_kernel(run_cli, args, message):
+    r = run_cli("run", "Box-2D1R", *args)
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -10,7 +10,8 @@ EXPECTED = {
     "EBISU": "cuda_core", "DRStencil": "cuda_core",
     "ConvStencil": "tensor_core", "LoRAStencil": "tensor_core", "TCStencil": "tensor_core",
     "SPIDER": "sparse_tensor_core", "SparStencil": "sparse_tensor_core",
-    "tcadvisor-cc": "cuda_core", "tcadvisor-tc": "tensor_core", "Temporal-blocking": "cuda_core",
+    "tcadvisor-cc": "cuda_core", "tcadvisor-tc": "tensor_core", "tcadvisor-sptc": "sparse_tensor_core",
+    "Temporal-blocking": "cuda_core",
 }
 
 

@@ -1,48 +1,74 @@
 """``tcadvisor run``: a bundled kernel on this GPU, checked, timed and set against the model."""
 from __future__ import annotations
 
+import argparse
 import json
+
+RUN_EPILOG = """\
+precisions: the unit's bundled profile maps the dtype to a precision: double -> FP64;
+float -> FP32 on CUDA cores, TF32 on (sparse) Tensor Cores; half -> FP16 and bfloat16 -> BF16
+(Tensor Cores, FP32 accumulation).  Sparse Tensor Cores run half, bfloat16 and float.
+
+correctness: every sweep is checked against a float64 reference computed from the same input,
+rounded exactly as the kernel rounds it (operands, uploaded weights, stored output), with a
+tolerance derived from the precision's unit roundoff and the accumulation length; the result
+is also compared with the exact float64 base-stencil reference under a looser derived bound.
+Both hold for any number of steps.
+
+data: by default the weights are random, positive and sum to 1, and the initial values are
+uniform in [1, 2]: every step is a convex combination, so values stay in [1, 2] and long
+FP16/BF16 runs neither overflow nor underflow.  Weights of your own (--weights) with a sum
+of absolute values above 1 grow the solution geometrically.
+"""
 
 
 def register(sub, commands: dict) -> None:
-    p = sub.add_parser("run", help="run a bundled kernel on the GPU: correctness, GStencils/s, fraction of the model's bound")
+    p = sub.add_parser("run", help="run a bundled kernel on the GPU: correctness, GStencils/s, fraction of the model's bound",
+                       epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("stencil", help="Box-2D1R, Star-3D1R, Heat-1D, ... (box and star stencils)")
     p.add_argument("--fuse", "-t", type=int, default=1, help="time steps per sweep (default 1)")
-    p.add_argument("--dtype", default="double", help="double or float (default double)")
-    p.add_argument("--unit", default="cuda_core", help="cuda_core or tensor_core (default cuda_core)")
-    p.add_argument("--grid", default=None, help="domain size, e.g. 10240x10240 (default 4096^2 in 2D, 256^3 in 3D, 2^24 in 1D)")
+    p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
+    p.add_argument("--unit", default=None,
+                   help="cuda_core, tensor_core or sparse_tensor_core: the unit's bundled kernel (default cuda_core)")
+    p.add_argument("--impl", default=None, help="a bundled implementation profile by name (tcadvisor-cc, "
+                                                "tcadvisor-tc, tcadvisor-sptc), instead of --unit")
+    p.add_argument("--grid", default=None, help="domain size, e.g. 10240x10240 (default 10240^2 in 2D, 512^3 in 3D, "
+                                                "2^27 in 1D: larger than the L2 cache)")
     p.add_argument("--steps", type=int, default=None, help="time steps in total (default: one sweep)")
     p.add_argument("--gpu", help="GPU spec for the model's bound (default: the detected GPU's spec)")
-    p.add_argument("--mma", help="MMA shape for the Tensor Core kernel (default: m16n8k8 on Hopper, m8n8k4 on Ampere for FP64)")
+    p.add_argument("--mma", help="MMA shape for the Tensor Core kernels (default: the one that pads the fused "
+                                 "kernel least among the shapes the GPU has)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights and input")
     p.add_argument("--weights", help="weights of the base stencil: a .npy file or a text file (whitespace-"
                                      "separated, one kernel row per line; 3D: planes separated by blank lines); "
                                      "default: random positive weights summing to 1")
-    p.add_argument("--repeats", type=int, default=1, help="timed repetitions (median reported)")
-    p.add_argument("--no-check", action="store_true", help="skip the float64 reference check")
+    p.add_argument("--repeats", type=int, default=5, help="timed repetitions (median reported, default 5)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first (default 1)")
+    p.add_argument("--no-check", action="store_true", help="skip the correctness checks")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     commands["run"] = cmd_run
-
-
-DEFAULT_GRID = {1: "16777216", 2: "4096x4096", 3: "256x256x256"}
 
 
 def cmd_run(args) -> int:
     from ..dtypes import parse_dtype
     from ..errors import TcAdvisorError
     from ..stencil import parse_stencil
-    from . import runner
+    from . import registry, runner
 
     stencil = parse_stencil(args.stencil)
     dtype = parse_dtype(args.dtype)
-    if args.unit not in runner.UNITS:
-        raise TcAdvisorError(f"--unit {args.unit!r}: the bundled kernels run on {' or '.join(runner.UNITS)}")
+    if args.unit is not None and args.unit not in registry.units():
+        raise TcAdvisorError(f"--unit {args.unit!r}: the bundled kernels run on {', '.join(registry.units())}")
+    registry.resolve(args.unit, args.impl)  # a clear error before CuPy is needed
     if args.repeats < 1:
         raise TcAdvisorError(f"--repeats {args.repeats}: expected at least 1")
+    if args.warmup < 0:
+        raise TcAdvisorError(f"--warmup {args.warmup}: expected 0 or more")
     weights = load_weights(args.weights, stencil) if args.weights else None
-    res = runner.run(stencil, dtype, args.unit, fuse=args.fuse, grid=args.grid or DEFAULT_GRID[stencil.dims],
-                     steps=args.steps, weights=weights, seed=args.seed, check=not args.no_check, gpu=args.gpu,
-                     mma=args.mma, repeats=args.repeats)
+    res = runner.run(stencil, dtype, args.unit, impl=args.impl, fuse=args.fuse,
+                     grid=args.grid or runner.default_grid(stencil, dtype), steps=args.steps, weights=weights,
+                     seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma, repeats=args.repeats,
+                     warmup=args.warmup)
     if args.json:
         print(json.dumps(result_dict(res), indent=2))
     else:
@@ -71,37 +97,52 @@ def load_weights(path: str, stencil):
 
 
 def result_dict(res) -> dict:
+    chk = res.check
     return {
-        "stencil": res.stencil.name, "unit": res.unit, "impl": res.impl, "dtype": res.dtype,
-        "precision": res.precision, "fuse": res.fuse, "grid": "x".join(map(str, res.grid)), "steps": res.steps,
-        "sweeps": len(res.sweeps), "device": res.device, "kernel": res.kernel, "seconds": res.seconds,
+        "stencil": res.stencil.name, "unit": res.unit, "impl": res.impl, "kernel_name": res.kernel_name,
+        "cuda_function": res.cuda_function, "dtype": res.dtype, "precision": res.precision, "mma": res.mma,
+        "fuse": res.fuse, "grid": "x".join(map(str, res.grid)), "steps": res.steps, "sweeps": len(res.sweeps),
+        "device": res.device, "kernel": res.kernel, "seconds": res.seconds, "seconds_all": res.seconds_all,
         "gstencils": res.gstencils, "useful_tflops": res.useful_tflops, "executed_tflops": res.executed_tflops,
+        "executed_flops_per_point": res.executed_flops_per_point,
         "alpha": float(res.alpha) if res.alpha is not None else None,
         "bound_gpu_spec": res.bound_gpu, "bound_gstencils": res.bound_gstencils, "bound": res.bound,
+        "bound_unavailable": (res.prediction.reason if res.prediction is not None and not res.prediction.available
+                              else None),
         "fraction_of_bound": res.fraction_of_bound, "checked": res.checked, "passed": res.passed,
         "max_rel_error": res.max_rel_error, "tolerance": res.tolerance, "unwritten": res.unwritten,
+        "sweep_violations": chk.sweep.violations if chk else None,
+        "sweep_worst_excess": chk.sweep.worst if chk else None,
     }
 
 
 def format_result(res) -> str:
     alpha = f", α = {res.alpha} ({float(res.alpha):.3f})" if res.alpha is not None else ""
+    mma = f" {res.mma}" if res.mma else ""
     lines = [
-        f"{res.stencil.name}, t = {res.fuse}, {res.dtype}, {res.unit} ({res.impl}, {res.precision.upper()}{alpha}) "
+        f"{res.stencil.name}, t = {res.fuse}, {res.dtype}, {res.unit} ({res.impl}, {res.precision.upper()}{mma}{alpha}) "
         f"on {res.device}",
         f"  kernel: {res.kernel}",
-        f"  grid {'x'.join(map(str, res.grid))}, {res.steps} steps in {len(res.sweeps)} sweep(s): {res.seconds:.4f} s",
+        f"  grid {'x'.join(map(str, res.grid))}, {res.steps} steps in {len(res.sweeps)} sweep(s): {res.seconds:.4f} s "
+        f"(median of {len(res.seconds_all)})",
     ]
-    if res.checked:
-        verdict = "passed" if res.passed else "FAILED"
-        extra = f", {res.unwritten} unwritten points" if res.unwritten else ""
-        lines.append(f"  correctness: {verdict} (max relative error {res.max_rel_error:.2e} vs the float64 reference, "
-                     f"tolerance {res.tolerance:.1e}{extra})")
-    else:
+    chk = res.check
+    if chk is None:
         lines.append("  correctness: not checked (--no-check)")
-    lines += [
-        f"  throughput: {res.gstencils:.1f} GStencils/s; useful {res.useful_tflops:.2f} TFLOP/s, "
-        f"executed {res.executed_tflops:.2f} TFLOP/s",
-        f"  model bound on {res.bound_gpu}: {res.bound_gstencils:.1f} GStencils/s ({res.bound}-bound); "
-        f"achieved {100 * res.fraction_of_bound:.1f} %",
-    ]
+    else:
+        verdict = "passed" if chk.passed else "FAILED"
+        sw = chk.sweep
+        per_sweep = (f"every output of {sw.sweeps} sweep(s) within its rounding interval" if sw.passed else
+                     f"{sw.violations} output(s) outside their rounding interval (worst by {sw.worst:.2e} relative)")
+        extra = f"; {chk.unwritten} unwritten points" if chk.unwritten else ""
+        lines.append(f"  correctness: {verdict}: {per_sweep}; max relative error {chk.max_rel_error:.2e} vs the "
+                     f"float64 base reference (bound {chk.tolerance:.1e}){extra}")
+    lines.append(f"  throughput: {res.gstencils:.1f} GStencils/s; useful {res.useful_tflops:.2f} TFLOP/s, "
+                 f"executed {res.executed_tflops:.2f} TFLOP/s")
+    if res.bound_gstencils:
+        lines.append(f"  model bound on {res.bound_gpu}: {res.bound_gstencils:.1f} GStencils/s ({res.bound}-bound); "
+                     f"achieved {100 * res.fraction_of_bound:.1f} %")
+    else:
+        reason = res.prediction.reason if res.prediction is not None else "no option"
+        lines.append(f"  model bound on {res.bound_gpu}: not available ({reason})")
     return "\n".join(lines)

@@ -12,9 +12,13 @@ import math
 import numpy as np
 
 from ..errors import TcAdvisorError
+from ..mma import MmaShape
 from ..stencil import Stencil
 from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from .checking import Stage, SweepModel
 from .fields import Geometry, PaddedField
+from .kernel import BundledKernel
+from .numerics import UNIT_ROUNDOFF
 
 #: Pending partial sums a thread may keep per launch before columns per thread are reduced.
 PEND_LIMIT = 64
@@ -26,18 +30,37 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-class CudaCoreKernel:
+class CudaCoreKernel(BundledKernel):
     """t fused steps of a box or star stencil on CUDA cores, one sweep per call."""
 
+    name = "cuda_cores"
     unit = "cuda_core"
+    cuda_function = "cc_stream2d|cc_stream3d"
+    precisions = ("fp64", "fp32")
+    REAL = {"fp64": "double", "fp32": "float"}
 
-    def __init__(self, stencil: Stencil, fuse: int, dtype: str, weights: np.ndarray, v: int | None = None,
-                 cols: int | None = None, rows_per_iter: int | None = None):
+    @classmethod
+    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
+                    device: dict | None = None) -> str | None:
+        why = super().unsupported(stencil, fuse, dtype, precision, device)
+        if why:
+            return why
         if stencil.shape not in ("box", "star"):
-            raise TcAdvisorError(f"the bundled CUDA-core kernel runs box and star stencils, not {stencil.name}")
-        self.stencil, self.fuse, self.dtype = stencil, fuse, dtype
-        self.real = "double" if dtype == "double" else "float"
-        self.np_dtype = np.float64 if dtype == "double" else np.float32
+            return f"the bundled CUDA-core kernel runs box and star stencils, not {stencil.name}"
+        if cls.REAL[precision] != dtype:
+            return f"the CUDA-core kernel stores {precision.upper()} fields, not {dtype}"
+        return None
+
+    def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                 mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
+                 rows_per_iter: int | None = None):
+        why = self.unsupported(stencil, fuse, dtype, precision)
+        if why:
+            raise TcAdvisorError(why)
+        if mma is not None:
+            raise TcAdvisorError("--mma applies to the Tensor Core kernels only")
+        super().__init__(stencil, fuse, dtype, precision, weights)
+        self.real = self.REAL[precision]
         r, t = stencil.radius, fuse
         self.halo = r * t
         star = int(stencil.shape == "star" and stencil.dims > 1)
@@ -45,7 +68,7 @@ class CudaCoreKernel:
             ry = r if stencil.dims == 2 else 0
             # Defaults measured on an H100 (validation/results/*/tuning.csv): narrow strips of
             # 2 columns per thread keep enough blocks resident; wide ones pay off at deep fusion.
-            dv, dcols = (2, 256) if dtype == "double" else ((2, 512) if t <= 8 else (4, 1024))
+            dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t <= 8 else (4, 1024))
             if v is None:
                 v = dv
                 while v > 1 and t * 2 * ry * v > PEND_LIMIT:
@@ -96,18 +119,31 @@ class CudaCoreKernel:
             )
         if self.smem > 48 * 1024:
             self.kernel.max_dynamic_shared_size_bytes = self.smem
-        self.set_weights(weights)
+        self.set_weights(self.weights)
 
     def _const_int(self, name: str) -> int:
         cp = cupy()
         ptr = self.mod.get_global(name)
         return int(cp.ndarray((1,), dtype=np.int32, memptr=ptr).get()[0])
 
+    def uploaded_weights(self) -> np.ndarray:
+        """The base weights as the kernel holds them (in its storage precision)."""
+        return np.asarray(self.weights, dtype=self.np_dtype)
+
     def set_weights(self, weights: np.ndarray) -> None:
         cp = cupy()
         w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
         ptr = self.mod.get_global("c_w")
         cp.ndarray(w.shape, dtype=self.np_dtype, memptr=ptr).set(w)
+
+    def numerics(self) -> SweepModel:
+        """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
+        precision (the intermediate steps live in shared memory in that precision).  2K roundings per
+        output: one per FMA, or two where the compiler keeps a multiply and an add apart."""
+        w = self.uploaded_weights().astype(np.float64)
+        stage = Stage(weights=w, exact=self.weights, operand=None, u_acc=UNIT_ROUNDOFF[self.precision],
+                      terms=2 * self.stencil.K)
+        return SweepModel((stage,) * self.fuse)
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
@@ -162,3 +198,6 @@ class CudaCoreKernel:
         layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration" if self.stencil.dims <= 2
                   else f"{self.bx}x{self.by} threads x {self.v} columns")
         return f"{layout}, halo {self.halo}, {self.smem // 1024} KiB shared, {self.kernel.num_regs} registers"
+
+
+KERNEL = CudaCoreKernel

@@ -15,6 +15,9 @@ import numpy as np
 
 from .backend import cupy, module
 
+#: C type the ghost refresh copies elements as (a bitwise copy: 16-bit types are FP16 or BF16 patterns).
+COPY_TYPE = {8: "double", 4: "float", 2: "short"}
+
 
 @dataclass(frozen=True)
 class Geometry:
@@ -40,8 +43,7 @@ class PaddedField:
         if g.pitch < g.gx * 2 + self.nx:
             raise ValueError("pitch too small for the interior and its ghosts")
         self.data = cp.zeros((self.nz + 2 * g.gz, self.ny + 2 * g.gy, g.pitch), dtype=self.dtype)
-        self._ghost = module("fields.cu", (("K_REAL", "double" if self.dtype == np.float64 else "float"),)) \
-            .get_function("ghost_fill")
+        self._ghost = module("fields.cu", (("K_REAL", COPY_TYPE[self.dtype.itemsize]),)).get_function("ghost_fill")
 
     @property
     def interior(self):

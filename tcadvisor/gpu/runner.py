@@ -1,36 +1,43 @@
-"""Run a bundled kernel on the GPU: check it against a float64 reference, time it, set it against the model.
+"""Run a bundled kernel on the GPU: check every sweep, time it, set it against the model.
 
-``run`` is the Python face of ``tcadvisor run``: it returns the output array and
-the measurements (GStencils/s, useful and executed TFLOP/s, the model's bound
-for this GPU and the fraction of it achieved, the error against a float64
-reference).
+``run`` is the Python face of ``tcadvisor run``.  The kernel comes from the
+registry (:mod:`tcadvisor.gpu.registry`): ``unit`` picks the unit's bundled
+profile, ``impl`` a profile by name, and the profile gives the precision for
+the dtype.  Correctness is checked per sweep against a reference computed from
+identically rounded operands, and end to end against the float64 base-stencil
+reference, with tolerances derived in :mod:`tcadvisor.gpu.checking`.
+
+Defaults keep long runs finite in every precision: random positive weights
+summing to 1 (a convex combination) and initial data uniform in [1, 2], so the
+exact solution stays in [1, 2].
 """
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
-from ..advisor import AlphaChoice, evaluate_unit
+from ..advisor import AlphaChoice, Option, evaluate_unit
 from ..errors import TcAdvisorError
 from ..hardware import GpuSpec, resolve_gpu
-from ..impls import find_impl
 from ..mma import MmaShape
 from ..reference import random_weights
 from ..stencil import Stencil, check_fuse
+from . import registry
 from .backend import cupy, device_info
+from .checking import CheckResult, compare_end_to_end, end_to_end_bound, sweep_interval
 from .fields import PaddedField
+from .numerics import STORAGE, from_storage, to_storage
 from .reference import reference_steps
-from .timing import time_gpu
 
-#: Relative error (max |out − ref| / max |ref|) allowed per sweep, by unit precision; the
-#: tolerance of a run grows with the square root of the number of sweeps.
-BASE_TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5, "tf32": 1e-3}
-UNITS = ("cuda_core", "tensor_core")
-BUNDLED = {"cuda_core": "tcadvisor-cc", "tensor_core": "tcadvisor-tc"}
 MAX_POINTS = 2**31 - 1
+#: Grids whose two fields exceed the 50 MB L2 of an H100 several times over in every precision.
+DEFAULT_GRIDS = {1: (2**27,), 2: (10240, 10240), 3: (512, 512, 512)}
+#: Initial data are uniform in this interval (see the module docstring).
+DATA_RANGE = (1.0, 2.0)
 
 
 @dataclass
@@ -38,8 +45,11 @@ class RunResult:
     stencil: Stencil
     unit: str
     impl: str
+    kernel_name: str
+    cuda_function: str
     dtype: str
     precision: str
+    mma: str | None
     fuse: int
     grid: tuple[int, ...]
     steps: int
@@ -47,29 +57,39 @@ class RunResult:
     device: str
     kernel: str
     seconds: float
+    seconds_all: list[float]
     gstencils: float
     useful_tflops: float
     executed_tflops: float
+    executed_flops_per_point: float
     alpha: Fraction | None
     bound_gpu: str
-    bound_gstencils: float
-    bound: str
+    bound_gstencils: float | None
+    bound: str | None
+    prediction: Option | None
     checked: bool
-    max_rel_error: float | None = None
-    tolerance: float | None = None
-    unwritten: int | None = None
+    check: CheckResult | None = None
     output: object = field(default=None, repr=False)
 
     @property
-    def fraction_of_bound(self) -> float:
-        return self.gstencils / self.bound_gstencils
+    def fraction_of_bound(self) -> float | None:
+        return None if not self.bound_gstencils else self.gstencils / self.bound_gstencils
 
     @property
     def passed(self) -> bool | None:
-        if not self.checked:
-            return None
-        return (self.unwritten == 0 and self.max_rel_error is not None and math.isfinite(self.max_rel_error)
-                and self.max_rel_error <= self.tolerance)
+        return None if self.check is None else self.check.passed
+
+    @property
+    def max_rel_error(self) -> float | None:
+        return None if self.check is None else self.check.max_rel_error
+
+    @property
+    def tolerance(self) -> float | None:
+        return None if self.check is None else self.check.tolerance
+
+    @property
+    def unwritten(self) -> int | None:
+        return None if self.check is None else self.check.unwritten
 
 
 def parse_grid(text: str | tuple, dims: int) -> tuple[int, ...]:
@@ -90,21 +110,10 @@ def parse_grid(text: str | tuple, dims: int) -> tuple[int, ...]:
     return grid
 
 
-def make_kernel(stencil: Stencil, unit: str, fuse: int, dtype: str, weights: np.ndarray, mma: MmaShape | None,
-                options: dict | None = None):
-    """The bundled kernel of ``unit``; ``options`` are its tuning knobs (see each kernel class)."""
-    options = options or {}
-    if unit == "cuda_core":
-        from .cuda_cores import CudaCoreKernel
-
-        if mma is not None:
-            raise TcAdvisorError("--mma applies to the Tensor Core kernel only")
-        return CudaCoreKernel(stencil, fuse, dtype, weights, **options)
-    if unit == "tensor_core":
-        from .tensor_cores import TensorCoreKernel
-
-        return TensorCoreKernel(stencil, fuse, dtype, weights, mma, **options)
-    raise TcAdvisorError(f"unit {unit!r} has no bundled kernel yet; expected one of {', '.join(UNITS)}")
+def default_grid(stencil: Stencil, dtype: str = "double") -> str:
+    """A grid whose working set exceeds the L2 cache several times over (timings measure DRAM)."""
+    del dtype  # the default grids are large enough for 2-byte types already
+    return "x".join(map(str, DEFAULT_GRIDS[stencil.dims]))
 
 
 def default_weights(stencil: Stencil, seed: int) -> np.ndarray:
@@ -124,24 +133,126 @@ def check_weights(stencil: Stencil, weights) -> np.ndarray:
     return w
 
 
-def model_bound(stencil: Stencil, unit: str, fuse: int, dtype: str, spec: GpuSpec, alpha: Fraction | None):
-    impl = find_impl(BUNDLED[unit])
+def sweep_plan(steps: int, fuse: int) -> list[int]:
+    """Depth of each sweep: ``fuse`` steps per sweep, the remainder in a last, shallower sweep."""
+    return [fuse] * (steps // fuse) + ([steps % fuse] if steps % fuse else [])
+
+
+def make_kernel(stencil: Stencil, profile, fuse: int, dtype: str, weights: np.ndarray, mma: MmaShape | None = None,
+                options: dict | None = None):
+    """The bundled kernel of ``profile`` for this configuration (compiled); ``options`` are its tuning knobs."""
+    cls = registry.kernel_class(profile.kernel)
+    precision = registry.precision(profile, dtype)
+    why = cls.unsupported(stencil, fuse, dtype, precision, device_info())
+    if why:
+        raise TcAdvisorError(why)
+    try:
+        return cls(stencil, fuse, dtype, precision, weights, mma=mma, **(options or {}))
+    except TypeError as exc:
+        raise TcAdvisorError(f"kernel option not understood by {cls.name}: {exc}") from None
+
+
+def model_bound(stencil: Stencil, unit: str | None, fuse: int, dtype: str, spec: GpuSpec, alpha: Fraction | None,
+                impl: str | None = None) -> Option:
+    """The model's option for the bundled profile on ``spec`` (α of the kernel's operands); it may be
+    unavailable (``.available`` False, ``.reason`` says why), e.g. a spec without BF16 rates."""
+    profile = registry.resolve(unit, impl)
     choice = AlphaChoice("value", alpha) if alpha is not None else AlphaChoice()
-    cc_precision = "fp64" if dtype == "double" else "fp32"
-    opt = evaluate_unit(unit, impl, stencil, dtype, spec, [fuse], choice, spec.peak("cuda_core", cc_precision))[0]
-    if not opt.available:
-        raise TcAdvisorError(f"the model has no {unit} option for {dtype} on {spec.name}: {opt.reason}")
-    return opt
+    cc = registry.bundled_profile("cuda_core")
+    cc_precision, _ = cc.precision_for(dtype, spec)
+    cc_peak = spec.peak("cuda_core", cc_precision) if cc_precision else None
+    return evaluate_unit(profile.unit, profile, stencil, dtype, spec, [fuse], choice, cc_peak)[0]
 
 
-def run(stencil: Stencil, dtype: str = "double", unit: str = "cuda_core", fuse: int = 1, grid="1024x1024",
-        steps: int | None = None, weights=None, seed: int = 0, check: bool = True, gpu: str | None = None,
-        mma: str | MmaShape | None = None, repeats: int = 1, kernel_options: dict | None = None) -> RunResult:
-    """Run ``steps`` time steps of ``stencil`` with the bundled kernel of ``unit``, ``fuse`` steps per sweep."""
+def _poison(field: PaddedField, dtype: str) -> None:
+    if dtype == "bfloat16":
+        field.interior[...] = np.uint16(0x7FC0)  # a bfloat16 NaN
+    else:
+        field.interior[...] = np.nan
+
+
+def _gpu_apply(x, w):
+    return reference_steps(x, w, 1)
+
+
+def allocate_fields(kernels, grid: tuple[int, ...], dtype: str):
+    """Two padded fields with the ghost widths and pitch every kernel in ``kernels`` needs."""
     cp = cupy()
+    shape3 = (1,) * (3 - len(grid)) + tuple(grid)
+    geometry = None
+    for k in kernels:
+        geometry = k.geometry(shape3) if geometry is None else geometry.merge(k.geometry(shape3))
+    try:
+        return PaddedField(shape3, STORAGE[dtype], geometry), PaddedField(shape3, STORAGE[dtype], geometry)
+    except cp.cuda.memory.OutOfMemoryError:
+        raise TcAdvisorError(f"grid {'x'.join(map(str, grid))} does not fit in GPU memory with its ghost layers") from None
+
+
+def initial_data(grid: tuple[int, ...], dtype: str, seed: int):
+    """Uniform values in [1, 2] (see the module docstring), in the storage type of ``dtype``, on the GPU."""
+    cp = cupy()
+    shape3 = (1,) * (3 - len(grid)) + tuple(grid)
+    return to_storage(cp.random.default_rng(seed).uniform(*DATA_RANGE, size=shape3), dtype)
+
+
+def checked_sweeps(kernels: dict, plan: list[int], dtype: str, fields, x0, base_weights: np.ndarray,
+                   models: dict | None = None, tamper=None) -> tuple[CheckResult, object]:
+    """Run the sweeps of ``plan`` from ``x0``, checking each against its rounding interval, then the
+    result against the float64 base-stencil reference.  Returns the check and the final output.
+
+    ``models`` (depth -> SweepModel) replaces the kernels' own descriptions and ``tamper`` (a function
+    of each sweep's output values) alters what is checked: both serve the negative controls (a kernel
+    with perturbed weights checked against the correct model; an output shifted by one column).
+    """
+    cp = cupy()
+    fa, fb = fields
+    grid = tuple(v for v in (fa.nz, fa.ny, fa.nx))[3 - base_weights.ndim:]
+    result = CheckResult()
+    fa.interior[...] = x0
+    a, b = fa, fb
+    for t in plan:
+        a.refresh()
+        _poison(b, dtype)
+        xin = from_storage(a.interior, dtype)
+        kernels[t].sweep(a, b)
+        out = from_storage(b.interior, dtype)
+        if tamper is not None:
+            out = tamper(out)
+        model = (models or {}).get(t) or kernels[t].numerics()
+        result.sweep.add(out, sweep_interval(model, xin, _gpu_apply))
+        del xin, out
+        a, b = b, a
+    output = a.interior.reshape(grid).copy()
+    values = from_storage(output, dtype)
+    if tamper is not None:
+        values = tamper(values)
+    result.unwritten = int(cp.count_nonzero(cp.isnan(values)))
+    x0v = from_storage(x0, dtype).reshape(grid)
+    ref = reference_steps(x0v, base_weights, sum(plan))
+    bound = end_to_end_bound([((models or {}).get(t) or kernels[t].numerics()) for t in plan],
+                             float(cp.max(cp.abs(x0v))), base_weights, sum(plan))
+    compare_end_to_end(result, values, ref, bound)
+    del ref, values, x0v
+    cp.get_default_memory_pool().free_all_blocks()
+    return result, output
+
+
+def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: str | None = None, fuse: int = 1,
+        grid="1024x1024", steps: int | None = None, weights=None, seed: int = 0, check: bool = True,
+        gpu: str | None = None, mma: str | MmaShape | None = None, repeats: int = 5, warmup: int = 1,
+        kernel_options: dict | None = None) -> RunResult:
+    """Run ``steps`` time steps of ``stencil`` with a bundled kernel, ``fuse`` steps per sweep.
+
+    ``run(..., check=False, repeats=1, warmup=0, steps=fuse)`` launches exactly
+    one sweep (plus the ghost-layer refresh, a kernel of another name).
+    """
+    cp = cupy()
+    profile = registry.resolve(unit, impl)
     fuse = check_fuse(fuse)
-    if dtype not in ("double", "float"):
-        raise TcAdvisorError(f"the bundled kernels run double or float, not {dtype}")
+    if dtype not in STORAGE:
+        raise TcAdvisorError(f"dtype {dtype!r}: expected one of {', '.join(STORAGE)}")
+    if repeats < 1 or warmup < 0:
+        raise TcAdvisorError(f"repeats {repeats} / warmup {warmup}: expected at least 1 repeat and no negative warm-up")
     grid = parse_grid(grid, stencil.dims)
     steps = fuse if steps is None else int(steps)
     if steps < 1:
@@ -150,63 +261,60 @@ def run(stencil: Stencil, dtype: str = "double", unit: str = "cuda_core", fuse: 
     w = default_weights(stencil, seed) if weights is None else check_weights(stencil, weights)
     spec = resolve_gpu(gpu).spec
 
-    sweeps_plan = [fuse] * (steps // fuse) + ([steps % fuse] if steps % fuse else [])
-    kernels = {t: make_kernel(stencil, unit, t, dtype, w, shape, kernel_options) for t in sorted(set(sweeps_plan))}
+    plan = sweep_plan(steps, fuse)
+    kernels = {t: make_kernel(stencil, profile, t, dtype, w, shape, kernel_options) for t in sorted(set(plan))}
+    main = kernels[fuse] if fuse in kernels else kernels[plan[0]]
     shape3 = (1,) * (3 - stencil.dims) + grid
-    geometry = None
-    for k in kernels.values():
-        geometry = k.geometry(shape3) if geometry is None else geometry.merge(k.geometry(shape3))
-    np_dtype = np.float64 if dtype == "double" else np.float32
-    try:
-        fa, fb = PaddedField(shape3, np_dtype, geometry), PaddedField(shape3, np_dtype, geometry)
-        x0 = cp.random.default_rng(seed).uniform(-1.0, 1.0, size=shape3).astype(np_dtype)
-    except cp.cuda.memory.OutOfMemoryError:
-        raise TcAdvisorError(f"grid {'x'.join(map(str, grid))} does not fit in GPU memory with its ghost layers") from None
+    fa, fb = allocate_fields(kernels.values(), grid, dtype)
+    x0 = initial_data(grid, dtype, seed)
 
-    state = [fa, fb]
-
-    def reset():
-        state[:] = [fa, fb]
+    result = output = None
+    if check:
+        try:
+            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w)
+        except cp.cuda.memory.OutOfMemoryError:
+            raise TcAdvisorError(f"checking grid {'x'.join(map(str, grid))} needs several float64 copies of it in GPU "
+                                 "memory; use a smaller --grid or --no-check") from None
+        state = [fa, fb] if len(plan) % 2 == 0 else [fb, fa]
+    else:
         fa.interior[...] = x0
+        state = [fa, fb]
 
-    def sweeps(poison: bool):
+    def sweeps():
         a, b = state
-        for t in sweeps_plan:
+        for t in plan:
             a.refresh()
-            if poison:
-                b.interior[...] = np.nan
             kernels[t].sweep(a, b)
             a, b = b, a
         state[:] = [a, b]
-        return a
 
-    max_err = tol = unwritten = None
-    reset()
-    result = sweeps(poison=check)  # every sweep's output is poisoned first when checking
-    output = result.interior.reshape(grid).copy()
-    if check:
-        unwritten = int(cp.count_nonzero(cp.isnan(output)))
-        ref = reference_steps(x0.reshape(grid), w, steps)
-        scale = float(cp.max(cp.abs(ref)))
-        diff = cp.abs(output.astype(cp.float64) - ref)
-        max_err = float(cp.max(cp.where(cp.isnan(diff), cp.inf, diff))) / (scale if scale else 1.0)
-        precision = "fp64" if dtype == "double" else ("fp32" if unit == "cuda_core" else "tf32")
-        tol = BASE_TOLERANCE[precision] * math.sqrt(len(sweeps_plan))
-        del ref, diff
     # Timed: the sweeps alone (ghost refreshes included), continuing from the current state.
-    seconds, _ = time_gpu(lambda: sweeps(poison=False), repeats=repeats)
+    for _ in range(warmup):
+        sweeps()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeats):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        sweeps()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    seconds = statistics.median(times)
+    if output is None:
+        output = state[0].interior.reshape(grid).copy()
 
     points = math.prod(grid)
-    executed = sum(kernels[t].executed_flops(shape3) for t in sweeps_plan)
-    alpha = getattr(kernels[fuse], "alpha", None)
-    bound = model_bound(stencil, unit, fuse, dtype, spec, alpha)
-    precision = "fp64" if dtype == "double" else ("fp32" if unit == "cuda_core" else "tf32")
+    executed = sum(kernels[t].executed_flops(shape3) for t in plan)
+    alpha = main.alpha
+    opt = model_bound(stencil, None, fuse, dtype, spec, alpha, impl=profile.name)
     return RunResult(
-        stencil=stencil, unit=unit, impl=BUNDLED[unit], dtype=dtype, precision=precision, fuse=fuse, grid=grid,
-        steps=steps, sweeps=sweeps_plan, device=device_info()["name"], kernel=kernels[fuse].describe(),
-        seconds=seconds, gstencils=points * steps / seconds / 1e9,
-        useful_tflops=points * steps * 2 * stencil.K / seconds / 1e12,
-        executed_tflops=executed / seconds / 1e12, alpha=alpha,
-        bound_gpu=spec.name, bound_gstencils=bound.gstencils, bound=bound.bound,
-        checked=check, max_rel_error=max_err, tolerance=tol, unwritten=unwritten, output=output,
+        stencil=stencil, unit=profile.unit, impl=profile.name, kernel_name=main.name,
+        cuda_function=main.cuda_function, dtype=dtype, precision=main.precision,
+        mma=str(main.mma) if main.mma is not None else None, fuse=fuse, grid=grid, steps=steps, sweeps=plan,
+        device=device_info()["name"], kernel=main.describe(), seconds=seconds, seconds_all=times,
+        gstencils=points * steps / seconds / 1e9, useful_tflops=points * steps * 2 * stencil.K / seconds / 1e12,
+        executed_tflops=executed / seconds / 1e12, executed_flops_per_point=executed / (points * len(plan)),
+        alpha=alpha, bound_gpu=spec.name, bound_gstencils=opt.gstencils if opt.available else None,
+        bound=opt.bound if opt.available else None, prediction=opt, checked=check, check=result, output=output,
     )

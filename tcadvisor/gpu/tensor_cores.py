@@ -2,7 +2,10 @@
 
 The weight operands are built by :func:`tcadvisor.transforms.rowband.construct`,
 the same code the model uses to count α for this kernel, and uploaded in the
-fragment order of the chosen MMA instruction.
+fragment order of the chosen MMA instruction.  Precisions: FP64 (DMMA), TF32 on
+float fields, FP16 and BF16 (m16n8k16 with FP32 accumulation) on half and
+bfloat16 fields, so that dense and sparse Tensor Cores compare at the same
+precision.
 """
 from __future__ import annotations
 
@@ -12,32 +15,45 @@ import numpy as np
 
 from ..errors import TcAdvisorError
 from ..mma import MmaShape
-from ..reference import fused_weights
 from ..stencil import Stencil
 from ..transforms import rowband
+from ..transforms.base import Construction
+from . import dense16
 from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
+from .kernel import BundledKernel
+from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
 
 #: Shapes the kernel implements, per precision.
-SHAPES = {"fp64": ("m16n8k8", "m16n8k4", "m16n8k16", "m8n8k4"), "tf32": ("m16n8k8", "m16n8k4")}
+SHAPES = {"fp64": ("m16n8k8", "m16n8k4", "m16n8k16", "m8n8k4"), "tf32": ("m16n8k8", "m16n8k4"),
+          "fp16": ("m16n8k16",), "bf16": ("m16n8k16",)}
+#: dtype of the fields each precision runs on.
+DTYPE = {"fp64": "double", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
+#: K_HALF of the CUDA code: 16-bit operand type.
+HALF_CODE = {"fp16": 1, "bf16": 2}
 #: Largest fused radius the kernel takes (pending accumulators live in registers).
 MAX_FUSED_RADIUS = 8
 B_REG_LIMIT = 40
 
 
-def round_tf32(x: np.ndarray) -> np.ndarray:
-    """Round float32 values to TF32 (10-bit mantissa, nearest, ties away) as the kernel's cvt.rna does."""
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x1000) & 0xFFFFE000
-    return bits.astype(np.uint32).view(np.float32)
+def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
+    """Weights as the kernel multiplies by them (float64 values of the uploaded operands)."""
+    if precision == "tf32":
+        return round_tf32(np.asarray(values, dtype=np.float32)).astype(np.float64)
+    if precision == "fp16":
+        return np.asarray(values).astype(np.float16).astype(np.float64)
+    if precision == "bf16":
+        return bf16_bits_to_float(to_bf16_bits(values)).astype(np.float64)
+    return np.asarray(values, dtype=np.float64)
 
 
 def candidate_shapes(precision: str) -> tuple[MmaShape, ...]:
     """The shapes the bundled profile lists for ``precision`` that this kernel runs on this device."""
-    from ..impls import find_impl
+    from .registry import bundled_profile
 
     hopper = device_info()["cc"][0] >= 9
-    listed = find_impl("tcadvisor-tc").mma.get(precision, ())
+    listed = bundled_profile(TensorCoreKernel.unit).mma.get(precision, ())
     ok = [s for s in listed if str(s) in SHAPES[precision]
           and (hopper or precision != "fp64" or str(s) == "m8n8k4")]
     return tuple(ok)
@@ -54,33 +70,51 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-class TensorCoreKernel:
+class TensorCoreKernel(BundledKernel):
     """t fused steps as one sweep of banded matrix products on dense Tensor Cores."""
 
+    name = "tensor_cores"
     unit = "tensor_core"
+    cuda_function = "tc_stream"
+    precisions = ("fp64", "tf32", "fp16", "bf16")
 
-    def __init__(self, stencil: Stencil, fuse: int, dtype: str, weights: np.ndarray, shape: MmaShape | None = None,
-                 bregs: bool | None = None, prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
-                 vector_loads: bool = True):
-        if dtype not in ("double", "float"):
-            raise TcAdvisorError(f"the bundled Tensor Core kernel runs double (FP64) or float (TF32), not {dtype}")
-        self.stencil, self.fuse, self.dtype = stencil, fuse, dtype
-        self.precision = "fp64" if dtype == "double" else "tf32"
-        self.np_dtype = np.float64 if dtype == "double" else np.float32
-        self.R = stencil.radius * fuse
-        if self.R > MAX_FUSED_RADIUS:
-            raise TcAdvisorError(f"fused radius r·t = {self.R} is too large for the Tensor Core kernel "
-                                 f"(at most {MAX_FUSED_RADIUS})")
-        self.shape = shape or default_shape(self.precision, stencil.fused_mask(fuse))
+    @classmethod
+    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
+                    device: dict | None = None) -> str | None:
+        why = super().unsupported(stencil, fuse, dtype, precision, device)
+        if why:
+            return why
+        if DTYPE[precision] != dtype:
+            return f"the Tensor Core kernel runs {precision.upper()} on {DTYPE[precision]} fields, not {dtype}"
+        if stencil.radius * fuse > MAX_FUSED_RADIUS:
+            return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Tensor Core kernel "
+                    f"(at most {MAX_FUSED_RADIUS})")
+        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
+            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel rows; the "
+                    "Tensor Core kernel's compile-time row mask holds 64 (3D: r·t ≤ 3)")
+        if device is not None and precision in HALF_CODE and tuple(device["cc"]) < (8, 0):
+            return f"{precision.upper()} m16n8k16 needs compute capability 8.0 or newer; this GPU has {device['cc']}"
+        return None
+
+    def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                 mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
+                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True):
+        why = self.unsupported(stencil, fuse, dtype, precision, device_info())
+        if why:
+            raise TcAdvisorError(why)
+        super().__init__(stencil, fuse, dtype, precision, weights)
+        self.shape = mma or default_shape(self.precision, stencil.fused_mask(fuse))
+        self.mma = self.shape
         if str(self.shape) not in SHAPES[self.precision]:
             raise TcAdvisorError(f"MMA shape {self.shape} is not implemented for {self.precision}; "
                                  f"expected one of {', '.join(SHAPES[self.precision])}")
         if self.shape.m == 16 and self.precision == "fp64" and device_info()["cc"][0] < 9:
             raise TcAdvisorError(f"FP64 {self.shape} needs compute capability 9.0 (Hopper); use m8n8k4")
-        self.fused = fused_weights(weights, fuse)
         # FP64 lanes load their k values as 16-byte vectors (permuted k order); TF32 lanes
-        # load single words in the natural order, which measured faster (tuning.csv).
-        self.permuted = self.precision == "fp64"
+        # load single words in the natural order, which measured faster (tuning.csv); 16-bit
+        # lanes load their four halves of a row as one 8-byte vector (layouts.dense16_strip).
+        self.half = self.precision in HALF_CODE
+        self.permuted = self.precision == "fp64" or self.half
         self.construction = rowband.construct(self.fused, self.shape, self.permuted)
         d = stencil.dims
         n = 2 * self.R + 1
@@ -92,35 +126,55 @@ class TensorCoreKernel:
         self.rowmask = sum(1 << i for i, idx in enumerate(all_rows) if idx in nonzero)
         self.nonzero_rows = len(nonzero)
         self.kch = self.construction.details["chunks"]
-        frag = rowband.fragments(self.construction, all_rows)
-        if self.precision == "tf32":
-            frag = round_tf32(frag.astype(np.float32))
-        self.wfrag = cupy().asarray(np.ascontiguousarray(frag, dtype=self.np_dtype).reshape(-1))
-        nb = self.shape.k // 4
+        self.wfrag = cupy().asarray(self._weight_fragments(all_rows))
+        nb = self.shape.k // (8 if self.half else 4)
         b_regs = len(all_rows) * self.kch * nb
         self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
         self.bregs = (b_regs <= B_REG_LIMIT) if bregs is None else bool(bregs)
-        a_regs = self.ni * self.kch * self.shape.m * self.shape.k // 32
+        a_regs = self.ni * self.kch * self.shape.m * self.shape.k // (64 if self.half else 32)
         self.prefetch = (1 if a_regs <= 24 else 0) if prefetch is None else int(prefetch)
         defines = (("K_DOUBLE", int(self.precision == "fp64")), ("K_MMA_M", self.shape.m), ("K_MMA_K", self.shape.k),
                    ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni), ("K_KCH", self.kch),
                    ("K_ROWMASK", f"{self.rowmask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
                    ("K_BREGS", int(self.bregs)), ("K_PF", self.prefetch), ("K_MINB", int(min_blocks)),
                    ("K_PERM", int(self.permuted)))
+        if self.half:  # the FP64/TF32 configurations compile exactly as before (no K_HALF)
+            defines += (("K_HALF", HALF_CODE[self.precision]),)
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", defines).get_function("tc_stream")
         self.tile_x = self.shape.m * 8
         self.threads = 32 * self.wx * self.wi
 
-    @property
-    def alpha(self):
-        return self.construction.alpha
+    def _weight_fragments(self, all_rows) -> np.ndarray:
+        """The B fragments to upload: FP64 as is, TF32 rounded (cvt.rna), 16-bit as packed pairs (uint32)."""
+        if self.half:
+            frag = dense16.fragments(self.construction, all_rows)
+            bits = (frag.astype(np.float16).view(np.uint16) if self.precision == "fp16"
+                    else to_bf16_bits(frag)).astype(np.uint32)
+            return np.ascontiguousarray(bits[..., 0::2] | (bits[..., 1::2] << 16)).reshape(-1)
+        frag = rowband.fragments(self.construction, all_rows)
+        if self.precision == "tf32":
+            frag = round_tf32(frag.astype(np.float32))
+        return np.ascontiguousarray(frag, dtype=self.np_dtype).reshape(-1)
+
+    def operands(self) -> Construction:
+        return self.construction
+
+    def numerics(self) -> SweepModel:
+        """One stage: fused weights rounded as uploaded, TF32 operands rounded with cvt.rna, accumulation
+        in FP64 (DMMA) or FP32 over every product and MMA of the chain, 16-bit fields rounded at the store."""
+        w = round_weights(self.fused, self.precision)
+        terms = int(np.count_nonzero(self.fused)) + self.nonzero_rows * self.kch
+        u_acc = 2.0**-52 if self.precision == "fp64" else TC_ACCUMULATE
+        return SweepModel((Stage(weights=w, exact=self.fused, operand="tf32" if self.precision == "tf32" else None,
+                                 u_acc=u_acc, terms=terms, output=self.dtype if self.half else None),))
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
         nz, ny, nx = shape3
         gx = _round_up(self.R, 2)  # = R + lead: even, so loads (from -R-lead) and stores are both vectors
+        # (16-bit: the 8-byte loads start at strip column 4t, i.e. Gx - R - lead = 0 is aligned too)
         tiles = math.ceil(nx / self.tile_x)
         pitch = _round_up(gx + tiles * self.tile_x + self.construction.details["K_pad"] + 8, 32)
         d = self.stencil.dims
@@ -148,7 +202,8 @@ class TensorCoreKernel:
         i32 = np.int32
         gx = fin.geometry.gx
         lead = self.construction.details["lead"]
-        align = int(self.vector_loads and (gx - self.R - lead) % 2 == 0) | (int(gx % 2 == 0) << 1)
+        vec = 4 if self.half else 2  # elements per vector load: 8 bytes of halves, 16 of doubles
+        align = int(self.vector_loads and (gx - self.R - lead) % vec == 0) | (int(gx % 2 == 0) << 1)
         self.kernel(grid, (self.threads,), (fin.data, fout.data, self.wfrag, i32(fin.nx), i32(ni), i32(ns),
                                              np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs),
                                              i32(per), i32(align)))
@@ -169,3 +224,6 @@ class TensorCoreKernel:
                 f"weights in {'registers' if self.bregs else 'L1'}, prefetch {self.prefetch}, "
                 f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")
+
+
+KERNEL = TensorCoreKernel

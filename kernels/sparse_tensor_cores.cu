@@ -1,0 +1,320 @@
+// Sparse Tensor Cores (2:4 / 1:2 mma.sp), kernel fusion: SPIDER's strided swap.
+//
+// Transformation (tcadvisor/transforms/spider.py builds the operands,
+// tcadvisor/gpu/sparse_operands.py permutes, compresses and packs them): each
+// non-empty line of the t-step fused kernel (1D: the kernel; 2D: a row; 3D: a
+// row of a plane) is a banded L x 2L matrix, L = 16, whose columns the strided
+// swap exchanged so that every group of the instruction holds at most 2 of 4
+// (FP16/BF16) or 1 of 2 (TF32) non-zeros.  The compressed values and the 2-bit
+// metadata are built on the host and sit in registers (or L1) for the whole launch.
+//
+// One warp computes a tile of 8 segments x 16 outputs along x (the instruction's
+// N = 8 columns are the 8 segments), for one inner row (3D), streaming the
+// outermost axis (y in 2D, z in 3D): every input slice is loaded once into B
+// fragments and multiplied by every kernel line, whose partial results go to the
+// NS-1 pending output slices held in accumulator fragments (as in
+// kernels/tensor_cores.cu).  FP16/BF16 issue one mma.sp m16n8k32 per line, TF32
+// two mma.sp m16n8k16; accumulation is FP32; the output is rounded to the storage
+// type (float, half, or bfloat16 bits) when stored.
+//
+// PTX ISA sections relied on: "Sparse matrix storage" (2:4 for .f16/.bf16 with
+// 2-bit indices, 1:2 for .tf32 with the 4-bit values 0b0100/0b1110; sparsity
+// selector 0 = threads T0, T1 of each quad for m16n8k32 and .tf32 m16n8k16),
+// "Matrix Fragments for sparse mma.m16n8k32 with .f16/.bf16 type", "Matrix
+// Fragments for sparse mma.m16n8k16 with .tf32 floating point type", "Matrix
+// Fragments for mma.m16n8k16 with floating point type" (the f32 accumulators),
+// "Warp-level matrix multiply-accumulate instructions: mma.sp" (the
+// ::ordered_metadata variant, used on sm_90; plain mma.sp on sm_80/86/89), and
+// cvt (.rna.tf32.f32, .rn.f16x2.f32, .rn.bf16x2.f32).  The same layouts, in
+// Python, are in tcadvisor/gpu/layouts.py.
+//
+// The permutations are folded into addresses: lane (g, t) loads ONE 16-byte
+// vector per K chunk from window column START(t, kc) of segment g (window =
+// input columns x0 + 16g - R ... + 31); B element e is vector element e (FP16/
+// BF16) or e ^ (t & 1) (TF32).  Instruction row m computes segment output
+// 2(m % 8) + m / 8, so lane (g, t) holds outputs 2g and 2g+1 of segments 2t and
+// 2t+1 and writes each pair with one store.
+//
+// Compile-time parameters (-D, prefixed K_): K_PREC (0: TF32 on float fields,
+// 1: FP16 on half fields, 2: BF16 on bfloat16 bit patterns), K_R (fused radius,
+// at most 7), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
+// extent: K_NS in 3D, else 1), K_LINEMASK (bit p*NI+a set when kernel line (p, a)
+// is non-empty), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
+// (1: weight fragments in registers; 0: read from L1 at every use), K_PF (0-2: slices
+// loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
+// K_ORDERED (optional; default 1 on sm_90+, else 0).
+
+#define PREC K_PREC
+#define R K_R
+#define NS K_NS
+#define NI K_NI
+#define LINEMASK K_LINEMASK
+#define WX K_WX
+#define WI K_WI
+#define A_IN_REGS K_AREGS
+#define PF K_PF
+#define MINB K_MINB
+
+#ifndef K_ORDERED
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define K_ORDERED 1
+#else
+#define K_ORDERED 0
+#endif
+#endif
+
+#define L 16
+#define TILE_X (8 * L)
+#define RS ((NS - 1) / 2)
+#define RI ((NI - 1) / 2)
+#define NPEND (NS - 1)
+#define NLINES (NS * NI)
+#define LINE_ON(p, a) (((unsigned long long)(LINEMASK) >> ((p) * NI + (a))) & 1ULL)
+
+#if R > L / 2 - 1
+#error "the strided swap with L = 16 needs a fused radius of at most 7"
+#endif
+
+#if PREC == 0
+typedef float real;             // storage: float; operands TF32
+#define KC 2                    // two m16n8k16 per line (K = 2L = 32)
+#define VEC 4                   // elements per 16-byte vector
+#define START(t, kc) (((t) & 1) * L + 8 * (kc) + 4 * ((t) >> 1))
+#else
+typedef unsigned short real;    // storage: FP16 or BF16 bit patterns
+#define KC 1                    // one m16n8k32 per line
+#define VEC 8
+#define START(t, kc) (((t) & 1) * L + 16 * (kc) + 8 * ((t) >> 1))
+#endif
+
+#if K_ORDERED
+#define MMA_SP "mma.sp::ordered_metadata.sync.aligned."
+#else
+#define MMA_SP "mma.sp.sync.aligned."
+#endif
+
+__device__ __forceinline__ void mma_sp(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[4],
+                                       unsigned meta, const float (&c)[4]) {
+#if PREC == 0
+    asm(MMA_SP "m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, %16, 0x0;"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(meta));
+#elif PREC == 1
+    asm(MMA_SP "m16n8k32.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, %16, 0x0;"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(meta));
+#elif PREC == 2
+    asm(MMA_SP "m16n8k32.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, %16, 0x0;"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(meta));
+#else
+#error "K_PREC must be 0 (TF32), 1 (FP16) or 2 (BF16)"
+#endif
+}
+
+#if PREC == 0
+__device__ __forceinline__ unsigned to_tf32(float v) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+#else
+// Two FP32 accumulators as one 32-bit word of 16-bit values: lo at the lower address.
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+    unsigned r;
+#if PREC == 1
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+#endif
+
+__device__ __forceinline__ int opaque_zero() {
+    int z;
+    asm volatile("mov.u32 %0, 0;" : "=r"(z));
+    return z;
+}
+
+// B fragments of one input slice for every inner offset a and K chunk: lane (g, t) reads
+// the 16-byte vector at window column START(t, kc) of its segment g.
+__device__ __forceinline__ void load_b(unsigned (&bf)[NI][KC][4], const real* row, long long pitch_i,
+                                       int t4, bool vec) {
+#pragma unroll
+    for (int a = 0; a < NI; ++a) {
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            const real* p = row + (long long)(a - RI) * pitch_i + START(t4, kc);
+#if PREC == 0
+            float v[4];
+            if (vec) {
+                const float4 w = __ldg(reinterpret_cast<const float4*>(p));
+                v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v[e] = __ldg(p + e);
+            }
+            // odd lanes hold the other column of each swapped pair: element e is float e ^ 1
+            const bool odd = t4 & 1;
+            bf[a][kc][0] = to_tf32(odd ? v[1] : v[0]);
+            bf[a][kc][1] = to_tf32(odd ? v[0] : v[1]);
+            bf[a][kc][2] = to_tf32(odd ? v[3] : v[2]);
+            bf[a][kc][3] = to_tf32(odd ? v[2] : v[3]);
+#else
+            if (vec) {
+                const uint4 w = __ldg(reinterpret_cast<const uint4*>(p));
+                bf[a][kc][0] = w.x; bf[a][kc][1] = w.y; bf[a][kc][2] = w.z; bf[a][kc][3] = w.w;
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    bf[a][kc][q] = (unsigned)__ldg(p + 2 * q) | ((unsigned)__ldg(p + 2 * q + 1) << 16);
+            }
+#endif
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(32 * WX * WI, MINB)
+sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __restrict__ avals,
+            const unsigned* __restrict__ ameta, int nx, int ni, int ns, long long pitch_i, long long pitch_s,
+            int Gx, int Gi, int Gs, int slices_per_block, int align)
+{
+    const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t4 = lane & 3;
+    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X;
+    const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
+    const int S0 = blockIdx.z * slices_per_block;
+    const int S1 = min(S0 + slices_per_block, ns);
+    if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
+
+    // Weight fragments: 4 registers of compressed values and 1 of metadata per line and chunk.
+#if A_IN_REGS
+    unsigned av[NLINES][KC][4], am[NLINES][KC];
+#pragma unroll
+    for (int li = 0; li < NLINES; ++li)
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            if (LINE_ON(li / NI, li % NI)) {
+                const uint4 w = __ldg(avals + (li * KC + kc) * 32 + lane);
+                av[li][kc][0] = w.x; av[li][kc][1] = w.y; av[li][kc][2] = w.z; av[li][kc][3] = w.w;
+                am[li][kc] = __ldg(ameta + (li * KC + kc) * 32 + lane);
+            }
+        }
+#define AFRAG(li_, kc_, a_, m_) { _Pragma("unroll") for (int q_ = 0; q_ < 4; ++q_) a_[q_] = av[li_][kc_][q_]; \
+        m_ = am[li_][kc_]; }
+#else
+    // Weight fragments read from L1 at every use.  The lane's base pointers are re-derived in every
+    // iteration from an opaque zero, so the compiler can neither hoist these loop-invariant loads
+    // into registers (what K_AREGS = 1 does on purpose) nor keep one address register per line.
+#define AFRAG(li_, kc_, a_, m_) { const uint4 w_ = __ldg(abase + ((li_) * KC + (kc_)) * 32);             \
+        a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(mbase + ((li_) * KC + (kc_)) * 32); }
+#endif
+
+    float pend[NPEND > 0 ? NPEND : 1][4];
+#pragma unroll
+    for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) pend[m][e] = 0.f;
+
+    // Window origin of this lane's segment g in inner row I.
+    const real* base = in + (long long)(Gi + I) * pitch_i + Gx + X0 + L * g - R;
+
+    // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice.
+#define CHAIN(p_, acc_)                                                                        \
+    {                                                                                          \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
+            if (LINE_ON(p_, a_)) {                                                             \
+                _Pragma("unroll") for (int kc_ = 0; kc_ < KC; ++kc_) {                         \
+                    unsigned af_[4], mf_;                                                      \
+                    AFRAG((p_) * NI + a_, kc_, af_, mf_);                                      \
+                    mma_sp(acc_, af_, bf[a_][kc_], mf_, acc_);                                 \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+    unsigned bf[NI][KC][4];
+#if PF > 0
+    unsigned bn[PF][NI][KC][4];  // the next PF slices, in flight while this one is multiplied
+#pragma unroll
+    for (int p = 0; p < PF; ++p)
+        if (S0 - RS + p < S1 + RS) load_b(bn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, vec_loads);
+#endif
+    for (int j = S0 - RS; j < S1 + RS; ++j) {
+#if PF > 0
+#pragma unroll
+        for (int a = 0; a < NI; ++a)
+#pragma unroll
+            for (int kc = 0; kc < KC; ++kc)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    bf[a][kc][q] = bn[0][a][kc][q];
+#pragma unroll
+                    for (int p = 0; p + 1 < PF; ++p) bn[p][a][kc][q] = bn[p + 1][a][kc][q];
+                }
+        if (j + PF < S1 + RS) load_b(bn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, vec_loads);
+#else
+        load_b(bf, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, vec_loads);
+#endif
+#if !A_IN_REGS
+        const int z_ = opaque_zero();
+        const uint4* abase = avals + lane + z_;
+        const unsigned* mbase = ameta + lane + z_;
+#endif
+        float done[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) done[e] = NPEND > 0 ? pend[0][e] : 0.f;
+        CHAIN(NS - 1, done);
+#pragma unroll
+        for (int m = 1; m < NPEND; ++m) {
+            float acc[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[e] = pend[m][e];
+            CHAIN(NS - 1 - m, acc);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pend[m - 1][e] = acc[e];
+        }
+        if (NPEND > 0) {
+            float acc[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[e] = 0.f;
+            CHAIN(0, acc);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pend[NPEND > 0 ? NPEND - 1 : 0][e] = acc[e];
+        }
+        const int y = j - RS;
+        if (y >= S0 && y < S1) {
+            real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + X0;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
+                const int x = L * (2 * t4 + h) + 2 * g;
+                const float lo = done[h], hi = done[h + 2];
+#if PREC == 0
+                if (vec_stores && X0 + x + 1 < nx) {
+                    *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
+                } else {
+                    if (X0 + x < nx) dst[x] = lo;
+                    if (X0 + x + 1 < nx) dst[x + 1] = hi;
+                }
+#else
+                const unsigned word = pack2(lo, hi);
+                if (vec_stores && X0 + x + 1 < nx) {
+                    *reinterpret_cast<unsigned*>(dst + x) = word;
+                } else {
+                    if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                    if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                }
+#endif
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+"""The interface every bundled kernel implements: one instance is one compiled configuration.
+
+A bundled kernel is one CUDA file in ``kernels/``, one module in
+``tcadvisor/gpu/`` whose ``KERNEL`` attribute is a :class:`BundledKernel`
+subclass, and one implementation profile in ``models/`` that names it
+(``kernel: <name>``).  The runner, the CLI and the tests reach kernels only
+through this interface (see :mod:`tcadvisor.gpu.registry`), so adding a kernel
+touches nothing else.
+
+The class-level checks (:meth:`BundledKernel.unsupported`) need neither CuPy nor
+a GPU; constructing an instance compiles the kernel (NVRTC through CuPy).
+"""
+from __future__ import annotations
+
+import abc
+from fractions import Fraction
+from typing import ClassVar
+
+import numpy as np
+
+from ..mma import MmaShape
+from ..reference import fused_weights
+from ..stencil import Stencil
+from ..transforms.base import Construction
+from .checking import SweepModel
+from .numerics import STORAGE
+
+
+class BundledKernel(abc.ABC):
+    """t fused time steps of a stencil as one sweep over a padded field on the GPU."""
+
+    name: ClassVar[str]  # registry name: the module tcadvisor.gpu.<name> and the profiles' ``kernel:``
+    unit: ClassVar[str]  # "cuda_core" | "tensor_core" | "sparse_tensor_core"
+    cuda_function: ClassVar[str]  # CUDA entry point(s), a regex for ``ncu --kernel-name regex:...``
+    precisions: ClassVar[tuple[str, ...]]  # precisions the CUDA code implements
+
+    @classmethod
+    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
+                    device: dict | None = None) -> str | None:
+        """Why this kernel cannot run the configuration (``None``: it can).
+
+        ``device`` is :func:`tcadvisor.gpu.backend.device_info` or ``None``; the
+        checks that do not depend on the device work without CuPy.
+        """
+        if precision not in cls.precisions:
+            return (f"the {cls.unit.replace('_', ' ')} kernel ({cls.name}) runs "
+                    f"{', '.join(p.upper() for p in cls.precisions)}, not {precision.upper()}")
+        return None
+
+    def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                 mma: MmaShape | None = None, **options):
+        self.stencil, self.fuse, self.dtype, self.precision = stencil, int(fuse), dtype, precision
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.fused = fused_weights(self.weights, self.fuse)
+        self.R = stencil.radius * self.fuse
+        self.np_dtype = np.dtype(STORAGE[dtype])
+        self.mma: MmaShape | None = mma
+
+    # ------------------------------------------------------------------ what it computes
+    def operands(self) -> Construction | None:
+        """The host-built weight operands, exactly the matrices uploaded (None on CUDA cores)."""
+        return None
+
+    @property
+    def alpha(self) -> Fraction | None:
+        con = self.operands()
+        return None if con is None else con.alpha
+
+    @abc.abstractmethod
+    def numerics(self) -> SweepModel:
+        """How one sweep rounds: the stages the correctness checks model (see :mod:`.checking`)."""
+
+    # ------------------------------------------------------------------ running
+    @abc.abstractmethod
+    def geometry(self, shape3: tuple[int, int, int]):
+        """Ghost widths and row pitch (:class:`tcadvisor.gpu.fields.Geometry`) the kernel reads."""
+
+    @abc.abstractmethod
+    def sweep(self, fin, fout) -> None:
+        """One fused sweep of ``fuse`` steps from ``fin`` into ``fout`` (PaddedFields, ghosts refreshed)."""
+
+    @abc.abstractmethod
+    def executed_flops(self, shape3: tuple[int, int, int]) -> float:
+        """Every FMA/MMA the sweep issues, as FLOPs (padding, halos and pipeline fill included)."""
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """One line: instruction, launch shape, registers, shared memory."""

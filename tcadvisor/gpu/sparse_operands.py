@@ -1,0 +1,237 @@
+"""Host side of the Sparse Tensor Core kernel: SPIDER's operands in fragment order, and its NumPy twin.
+
+The operands come from :func:`tcadvisor.transforms.spider.construct` — the code
+the advisor counts α with — so the kernel multiplies exactly the matrices α is
+counted from.  Each non-empty kernel line (1D: the kernel; 2D: a row; 3D: a row
+of a plane) is a banded L × 2L matrix (L = 16 outputs; the band of 2R+1 weights
+starts at window column i in row i) whose columns the strided swap exchanged so
+that every pair of window columns {e, e+L+1} and {e+1, e+L} (e even < L) holds at
+most one non-zero per row.
+
+How the kernel feeds the instruction (all folded into addresses at compile time):
+
+* **B (input).** An instruction's N = 8 columns are 8 segments of 16 consecutive
+  outputs of one input line; column n reads the window ``x0 + 16n − R + ω``
+  (ω = 0 … 2L−1).  Lane (g, t) loads *one 16-byte vector* per K chunk, from
+  window column :func:`lane_load` ``start``; element e of its B fragment is
+  vector element ``order[e]``.  The map instruction-k → window column ω that
+  this induces (:func:`window_columns`) puts, in every sparsity group of the
+  instruction, only whole swapped pairs — so every group keeps the 2:4 (FP16,
+  BF16) or 1:2 (TF32) structure the swap guarantees.  It is the strided swap's
+  permutation composed with an exchange of whole pairs and of positions within
+  groups, which preserves the structure; :func:`pack` verifies it for every line.
+* **A (weights).** Instruction row m is output ``π(m) = 2(m mod 8) + m div 8`` of
+  the segment, so a lane's accumulators hold the adjacent outputs 2g, 2g+1 of
+  segments 2t and 2t+1: one 2-element store each.  The rows and columns of the
+  swapped line matrix are permuted accordingly, compressed with
+  :func:`tcadvisor.transforms.spider.compress` (values + 2-bit indices) and
+  packed per lane (:mod:`tcadvisor.gpu.layouts`).
+* **C.** Partial results of the kernel lines are accumulated in registers while
+  the kernel streams along y (2D) or z (3D), as the dense kernel does.
+
+With L = 16 and K = 2L = 32 the fused radius is at most 7 (the swap needs
+L ≥ 2R + 2): FP16/BF16 issue one ``mma.sp`` m16n8k32 per line, TF32 two m16n8k16.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..mma import MmaShape
+from ..reference import radius_of
+from ..transforms import spider
+from ..transforms.base import Construction
+from . import layouts
+
+L = 16  #: outputs per segment (the instruction's m)
+SEGMENTS = 8  #: segments per warp tile (the instruction's n)
+TILE_X = L * SEGMENTS
+MAX_FUSED_RADIUS = L // 2 - 1
+SHAPES = {"fp16": MmaShape(16, 8, 32), "bf16": MmaShape(16, 8, 32), "tf32": MmaShape(16, 8, 16)}
+#: (keep, group) of spider.construct / compress per precision.
+PATTERN = {"fp16": (2, 4), "bf16": (2, 4), "tf32": (1, 2)}
+
+
+def chunks(precision: str) -> int:
+    """K chunks (instructions) per line: K = 2L over the instruction's k."""
+    return 2 * L // SHAPES[precision].k
+
+
+def lane_load(precision: str, t: int, kc: int) -> tuple[int, tuple[int, ...]]:
+    """(window column of lane t's 16-byte load in chunk kc, vector element of each B element).
+
+    FP16/BF16: 8 halves from ``(t & 1)·L + 16·kc + 8·(t >> 1)``, element e = half e.
+    TF32: 4 floats from ``(t & 1)·L + 8·kc + 4·(t >> 1)``, element e = float e ^ (t & 1)
+    (odd lanes take each pair the other way round, so that lanes 2u and 2u+1
+    hold the two columns of one swapped pair).
+    """
+    if precision == "tf32":
+        return (t & 1) * L + 8 * kc + 4 * (t >> 1), tuple(e ^ (t & 1) for e in range(4))
+    return (t & 1) * L + 16 * kc + 8 * (t >> 1), tuple(range(8))
+
+
+def window_columns(precision: str) -> np.ndarray:
+    """ω[kc, κ]: the window column that feeds instruction index κ of chunk kc (from the lanes' loads)."""
+    k = SHAPES[precision].k
+    omega = np.full((chunks(precision), k), -1, dtype=np.int64)
+    for kc, lane in itertools.product(range(chunks(precision)), range(4)):  # g does not matter
+        start, order = lane_load(precision, lane, kc)
+        for e in range(layouts.b_count(precision)):
+            kappa, _ = layouts.sparse_b(precision, lane, e)
+            omega[kc, kappa] = start + order[e]
+    assert (omega >= 0).all() and sorted(omega.reshape(-1)) == list(range(2 * L))
+    return omega
+
+
+def output_row(m: int) -> int:
+    """π(m): segment output computed by instruction row m."""
+    return 2 * (m % 8) + m // 8
+
+
+@dataclass
+class SparseOperands:
+    """The uploaded A operands of every kernel line the kernel iterates (empty lines: zeros)."""
+
+    precision: str
+    construction: Construction
+    lines: list[tuple[int, ...]]  # all lines in kernel order
+    nonzero: list[bool]
+    values: np.ndarray  # float64 [line][kc][lane][reg][keep], unrounded
+    meta: np.ndarray  # uint32 [line][kc][lane]
+
+    @property
+    def kc(self) -> int:
+        return self.values.shape[1]
+
+
+def instruction_matrix(con: Construction, line: int, precision: str, kc: int) -> np.ndarray:
+    """The 16 × k matrix instruction kc of ``line`` multiplies (rows π, columns ω of the swapped matrix)."""
+    src = con.details["permutation"]
+    inv = np.argsort(src)  # column of the swapped matrix that holds window column ω
+    rows = [output_row(m) for m in range(L)]
+    omega = window_columns(precision)[kc]
+    return con.operands[line][rows][:, inv[omega]]
+
+
+def construct(fused: np.ndarray, precision: str) -> Construction:
+    keep, group = PATTERN[precision]
+    return spider.construct(fused, SHAPES[precision], L=L, keep=keep, group=group)
+
+
+def pack(fused: np.ndarray, precision: str, all_lines: list[tuple[int, ...]]) -> SparseOperands:
+    """Build, permute, compress and pack the weight operands of the fused kernel ``fused``."""
+    con = construct(fused, precision)
+    keep, group = PATTERN[precision]
+    ncs = chunks(precision)
+    by_idx = {idx: i for i, idx in enumerate(con.details["lines"])}
+    values = np.zeros((len(all_lines), ncs, 32, 4, keep))
+    meta = np.zeros((len(all_lines), ncs, 32), dtype=np.uint64)
+    empty = layouts.nibble((0, 1) if keep == 2 else (0,), precision)
+    for li, idx in enumerate(all_lines):
+        i = by_idx.get(idx)
+        for kc in range(ncs):
+            if i is None:  # never executed (skipped at compile time); valid metadata all the same
+                vals = np.zeros((32, 4, keep))
+                word = sum(empty << (4 * nb) for nb in range(8))
+                meta[li, kc] = [word if lane % 4 < 2 else 0 for lane in range(32)]
+                values[li, kc] = vals
+                continue
+            mat = instruction_matrix(con, i, precision, kc)
+            if not spider.check_structure(mat != 0, keep, group):
+                raise AssertionError(f"line {idx}, chunk {kc}: the load order broke the {keep}:{group} structure")
+            values[li, kc], meta[li, kc] = layouts.encode_sparse_a(precision, mat)
+    nonzero = [idx in by_idx for idx in all_lines]
+    return SparseOperands(precision, con, list(all_lines), nonzero, values, meta.astype(np.uint32))
+
+
+def line_order(dims: int, R: int) -> tuple[list[tuple[int, ...]], int, int]:
+    """(every kernel line in the kernel's order, NS, NI): lines (p, a) with p along the streamed axis."""
+    n = 2 * R + 1
+    ns = 1 if dims == 1 else n
+    ni = n if dims == 3 else 1
+    key = {1: lambda p, a: (), 2: lambda p, a: (p,), 3: lambda p, a: (p, a)}[dims]
+    return [key(p, a) for p in range(ns) for a in range(ni)], ns, ni
+
+
+# --------------------------------------------------------------------------- emulation
+
+
+def _mma_sp(precision: str, values: np.ndarray, meta: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """One warp-wide mma.sp from per-lane fragments (A decoded as the hardware reads it)."""
+    k = SHAPES[precision].k
+    A = layouts.decode_sparse_a(precision, values, meta)
+    B = np.zeros((k, 8))
+    for lane in range(32):
+        for e in range(layouts.b_count(precision)):
+            B[layouts.sparse_b(precision, lane, e)] = b[lane, e]
+    C = np.zeros((16, 8))
+    for lane in range(32):
+        for e in range(4):
+            C[layouts.acc_c(lane, e)] = c[lane, e]
+    D = A @ B + C
+    return np.array([[D[layouts.acc_c(lane, e)] for e in range(4)] for lane in range(32)])
+
+
+def emulate(x: np.ndarray, fused: np.ndarray, precision: str) -> np.ndarray:
+    """One periodic sweep of the fused stencil through the kernel's warp dataflow, lane by lane.
+
+    Mirrors ``kernels/sparse_tensor_cores.cu``: warp tiles of 8 segments × 16
+    outputs along x, streaming the outermost axis with the pending output rows
+    as accumulator fragments; B fragments gathered from the (periodically
+    padded) input with the kernel's load addresses, A fragments and metadata
+    from :func:`pack`, outputs stored through π.  Arithmetic in float64 (no
+    rounding), so the result must equal the float64 stencil.  Slow: small grids.
+    """
+    w = np.asarray(fused, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    R = radius_of(w)
+    dims = x.ndim
+    all_lines, ns, ni = line_order(dims, R)
+    ops = pack(w, precision, all_lines)
+    width = x.shape[-1]
+    tiles = -(-width // TILE_X)
+    extra = tiles * TILE_X + 2 * L - width  # the last tile's windows read past the right ghost layer
+    pad = [(R, R)] * (dims - 1) + [(R, R + extra)]
+    as3 = {1: lambda a: a[None, None, :], 2: lambda a: a[:, None, :], 3: lambda a: a}[dims]
+    x3 = as3(np.pad(x, pad, mode="wrap"))  # interior column i at padded column i + R
+    out = as3(np.zeros(x.shape)).copy()
+    n_s, n_i = out.shape[0], out.shape[1]
+    rs, ri = (R if dims >= 2 else 0), (R if dims == 3 else 0)
+    ncs = ops.kc
+    nb = layouts.b_count(precision)
+    for tile, i_row in itertools.product(range(tiles), range(n_i)):
+        x0 = tile * TILE_X
+        pend = [np.zeros((32, 4)) for _ in range(ns - 1)]
+        for j in range(-rs, n_s + rs):
+            bfr = np.zeros((ni, ncs, 32, nb))
+            for a, kc, lane in itertools.product(range(ni), range(ncs), range(32)):
+                g, t = divmod(lane, 4)
+                start, order = lane_load(precision, t, kc)
+                col = x0 + 16 * g - R + start  # interior column of the vector's first element
+                for e in range(nb):
+                    bfr[a, kc, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + order[e] + R]
+
+            def chain(p, acc):
+                for a in range(ni):
+                    li = p * ni + a
+                    if not ops.nonzero[li]:
+                        continue
+                    for kc in range(ncs):
+                        acc = _mma_sp(precision, ops.values[li, kc], ops.meta[li, kc], bfr[a, kc], acc)
+                return acc
+
+            done = chain(ns - 1, pend[0] if ns > 1 else np.zeros((32, 4)))
+            new = [chain(ns - 1 - m, pend[m]) for m in range(1, ns - 1)]
+            if ns > 1:
+                new.append(chain(0, np.zeros((32, 4))))
+            pend = new
+            y = j - rs
+            if 0 <= y < n_s:
+                for lane, e in itertools.product(range(32), range(4)):
+                    m, n = layouts.acc_c(lane, e)
+                    xo = x0 + L * n + output_row(m)
+                    if xo < width:
+                        out[y, i_row, xo] = done[lane, e]
+    return out.reshape(x.shape)

@@ -1,0 +1,198 @@
+"""The bundled Sparse Tensor Core kernel (SPIDER's strided swap, 2:4 / 1:2 ``mma.sp``), from Python.
+
+The weight operands are built by :func:`tcadvisor.transforms.spider.construct`
+(the construction the advisor counts α with), permuted into the order the
+kernel's loads feed the instruction, compressed and packed per lane by
+:mod:`tcadvisor.gpu.sparse_operands`; α and the executed FLOPs are counted from
+that same construction.  Precisions: FP16 and BF16 operands with FP32
+accumulation (``mma.sp`` m16n8k32), TF32 (``mma.sp`` m16n8k16) for float fields.
+Fused radius r·t ≤ 7 (L = 16 outputs per line; the swap needs L ≥ 2R + 2).
+
+L = 32 would allow r·t ≤ 15 at α = (2R+1)/64, but not with this kernel's
+streaming: each pending output row then holds two M tiles of accumulators
+(8 registers per lane), so 2R pending rows need 16R registers — 128 or more for
+R ≥ 8, on top of the weight fragments — and the kernel would run at one or two
+warps per scheduler.  Deeper fusion on Sparse Tensor Cores needs the pending
+rows in shared memory; not done.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import TcAdvisorError
+from ..mma import MmaShape
+from ..stencil import Stencil
+from ..transforms.base import Construction
+from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from .checking import TC_ACCUMULATE, Stage, SweepModel
+from .fields import Geometry, PaddedField
+from .kernel import BundledKernel
+from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
+from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, line_order, pack
+
+#: dtype each precision runs on (its fields' storage type).
+DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
+PREC_CODE = {"tf32": 0, "fp16": 1, "bf16": 2}
+#: Above this many registers of weight fragments per lane, the fragments are read from L1 at every use.
+#: (ptxas issues a slice's fragment loads together either way, so L1 saves few registers: nvcc 13,
+#: sm_90, TF32 r·t = 3: 134 registers in registers, 140 from L1.)
+A_REG_LIMIT = 160
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
+    """Weights as the kernel multiplies by them (float64 values of the uploaded operands)."""
+    if precision == "tf32":
+        return round_tf32(np.asarray(values, dtype=np.float32)).astype(np.float64)
+    if precision == "fp16":
+        return np.asarray(values).astype(np.float16).astype(np.float64)
+    return bf16_bits_to_float(to_bf16_bits(values)).astype(np.float64)
+
+
+def value_words(values: np.ndarray, precision: str) -> np.ndarray:
+    """Packed A registers (uint32): TF32 bit patterns, or two 16-bit values (first kept value low)."""
+    if precision == "tf32":
+        return round_tf32(values[..., 0].astype(np.float32)).view(np.uint32)
+    bits = (values.astype(np.float16).view(np.uint16) if precision == "fp16" else to_bf16_bits(values))
+    bits = bits.astype(np.uint32)
+    return bits[..., 0] | (bits[..., 1] << 16)
+
+
+class SparseTensorCoreKernel(BundledKernel):
+    """t fused steps as one sweep of 2:4 (1:2) structured sparse matrix products, SPIDER's mechanism."""
+
+    name = "sparse_tensor_cores"
+    unit = "sparse_tensor_core"
+    cuda_function = "sptc_stream"
+    precisions = ("tf32", "fp16", "bf16")
+
+    @classmethod
+    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
+                    device: dict | None = None) -> str | None:
+        why = super().unsupported(stencil, fuse, dtype, precision, device)
+        if why:
+            return why
+        if DTYPE[precision] != dtype:
+            return f"the Sparse Tensor Core kernel runs {precision.upper()} on {DTYPE[precision]} fields, not {dtype}"
+        if stencil.radius * fuse > MAX_FUSED_RADIUS:
+            return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Sparse Tensor Core kernel: "
+                    f"with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}")
+        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
+            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel lines; the "
+                    "Sparse Tensor Core kernel's compile-time line mask holds 64 (3D: r·t ≤ 3)")
+        if device is not None and tuple(device["cc"]) < (8, 0):
+            return f"Sparse Tensor Cores (mma.sp) need compute capability 8.0 or newer; this GPU has {device['cc']}"
+        return None
+
+    def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                 mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
+                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True):
+        why = self.unsupported(stencil, fuse, dtype, precision, device_info())
+        if why:
+            raise TcAdvisorError(why)
+        shape = SHAPES[precision]
+        if mma is not None and mma != shape:
+            raise TcAdvisorError(f"MMA shape {mma} is not implemented for sparse {precision.upper()}; expected {shape}")
+        super().__init__(stencil, fuse, dtype, precision, weights, mma=shape)
+        d = stencil.dims
+        self.all_lines, self.ns, self.ni = line_order(d, self.R)
+        self.ops = pack(self.fused, precision, self.all_lines)
+        self.linemask = sum(1 << i for i, on in enumerate(self.ops.nonzero) if on)
+        self.nonzero_lines = sum(self.ops.nonzero)
+        self.kc = self.ops.kc
+        cp = cupy()
+        self.avals = cp.asarray(np.ascontiguousarray(value_words(self.ops.values, precision), dtype=np.uint32))
+        self.ameta = cp.asarray(np.ascontiguousarray(self.ops.meta, dtype=np.uint32))
+        self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
+        a_regs = self.nonzero_lines * self.kc * 5
+        self.aregs = (a_regs <= A_REG_LIMIT) if aregs is None else bool(aregs)
+        # Slices in flight per warp: enough bytes in flight for DRAM latency at a few warps per SM
+        # (register estimate, not a measurement: the session's knob sweep measures 0, 1, 2).
+        b_regs = self.ni * self.kc * 4
+        self.prefetch = (2 if b_regs <= 8 else 1 if b_regs <= 24 else 0) if prefetch is None else int(prefetch)
+        if not 0 <= self.prefetch <= 2:
+            raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
+        self.min_blocks = int(min_blocks)
+        self.vector_loads = bool(vector_loads)
+        defines = (("K_PREC", PREC_CODE[precision]), ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni),
+                   ("K_LINEMASK", f"{self.linemask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
+                   ("K_AREGS", int(self.aregs)), ("K_PF", self.prefetch), ("K_MINB", self.min_blocks))
+        self.kernel = module("sparse_tensor_cores.cu", defines).get_function("sptc_stream")
+        self.threads = 32 * self.wx * self.wi
+        self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
+
+    def operands(self) -> Construction:
+        return self.ops.construction
+
+    def numerics(self) -> SweepModel:
+        """One stage: the fused weights rounded as uploaded, TF32 operands rounded with cvt.rna (FP16/BF16
+        fields are the operands), FP32 accumulation over every product and MMA of the chain, and (FP16,
+        BF16) rounding of the accumulator to the storage type."""
+        w = round_weights(self.fused, self.precision)
+        terms = int(np.count_nonzero(self.fused)) + self.nonzero_lines * self.kc
+        return SweepModel((Stage(weights=w, exact=self.fused, operand="tf32" if self.precision == "tf32" else None,
+                                 u_acc=TC_ACCUMULATE, terms=terms,
+                                 output=None if self.precision == "tf32" else self.dtype),))
+
+    # ------------------------------------------------------------------ geometry
+    def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
+        nz, ny, nx = shape3
+        # Gx ≡ R (mod 16 bytes) puts every lane's window vector on a 16-byte boundary.
+        gx = self.R
+        tiles = math.ceil(nx / TILE_X)
+        pitch = _round_up(gx + tiles * TILE_X + 2 * L + 8, 32)
+        d = self.stencil.dims
+        return Geometry(self.R if d == 3 else 0, self.R if d >= 2 else 0, gx, pitch)
+
+    def _axes(self, f: PaddedField):
+        g = f.geometry
+        if self.stencil.dims == 3:
+            return f.ny, f.nz, f.pitch_y, f.pitch_z, g.gy, g.gz
+        if self.stencil.dims == 2:
+            return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
+        return 1, 1, f.pitch_y, f.pitch_z, 0, 0
+
+    def _launch_shape(self, nx: int, ni: int, ns: int):
+        tiles = math.ceil(nx / TILE_X)
+        gxb, gyb = math.ceil(tiles / self.wx), math.ceil(ni / self.wi)
+        slots = device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
+        chunks, per = split_stream(ns, gxb * gyb, slots, self.ns - 1)
+        return (gxb, gyb, chunks), per
+
+    def alignment(self, f: PaddedField) -> int:
+        """Bit 0: 16-byte window loads are aligned; bit 1: pair stores are aligned."""
+        gx = f.geometry.gx
+        loads = self.vector_loads and (gx - self.R) % self.vec == 0 and f.pitch_y % self.vec == 0
+        return int(loads) | (int(gx % 2 == 0) << 1)
+
+    def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
+        ni, ns, pi, ps, gi, gs = self._axes(fin)
+        grid, per = self._launch_shape(fin.nx, ni, ns)
+        i32 = np.int32
+        self.kernel(grid, (self.threads,), (fin.data, fout.data, self.avals, self.ameta, i32(fin.nx), i32(ni),
+                                             i32(ns), np.int64(pi), np.int64(ps), i32(fin.geometry.gx), i32(gi),
+                                             i32(gs), i32(per), i32(self.alignment(fin))))
+
+    def executed_flops(self, shape3) -> float:
+        """FLOPs of every mma.sp issued in one sweep (dense-equivalent m·n·k, as α counts them)."""
+        nz, ny, nx = shape3
+        ni, ns = (ny, nz) if self.stencil.dims == 3 else ((1, ny) if self.stencil.dims == 2 else (1, 1))
+        grid, per = self._launch_shape(nx, ni, ns)
+        rs = (self.ns - 1) // 2
+        slices = sum(min(per, ns - b * per) + 2 * rs for b in range(grid[2]))
+        mmas = slices * math.ceil(nx / TILE_X) * ni * self.nonzero_lines * self.kc
+        return mmas * 2.0 * self.mma.macs
+
+    def describe(self) -> str:
+        return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
+                f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
+                f"kernel lines, {self.wx * self.wi} warps/block, weights in {'registers' if self.aregs else 'L1'}, "
+                f"prefetch {self.prefetch}, {self.kernel.num_regs} registers")
+
+
+KERNEL = SparseTensorCoreKernel
