@@ -14,6 +14,8 @@ def fnum(x: float | None, digits: int = 4) -> str:
         return "–"
     if x == 0:
         return "0"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
     x = float(f"{x:.12g}")  # drop floating-point noise such as 960.0000000000001
     if float(x).is_integer() and abs(x) < 10 ** (digits + 2):
         return str(int(x))
