@@ -126,6 +126,15 @@ def cmd_gpus(args) -> int:
     return 0
 
 
+def _tiling_dict(tiling) -> dict | None:
+    """A profile's tiling section as JSON (``None``: not declared, so the refined model does not apply)."""
+    if tiling is None:
+        return None
+    out = {"tile": dict(tiling.tile), "stream": tiling.stream, "threads": tiling.threads,
+           "shared_memory": tiling.shared_memory, "registers": tiling.registers, "launch": tiling.launch}
+    return {k: v for k, v in out.items() if v not in (None, {})}
+
+
 def cmd_impls(args) -> int:
     from .impls import catalog, is_default
     from .report import text_table, falpha
@@ -136,7 +145,8 @@ def cmd_impls(args) -> int:
                 "mma": {k: [str(x) for x in v] for k, v in p.mma.items()},
                 "alpha_paper": str(p.alpha.paper) if p.alpha and p.alpha.paper is not None else None,
                 "alpha_construction": p.alpha.construction if p.alpha else None,
-                "default": is_default(p), "reference": p.reference, "summary": p.summary}
+                "default": is_default(p), "reference": p.reference, "summary": p.summary,
+                "tiling": _tiling_dict(p.tiling)}
                for p in profs]
         print(json.dumps(out, indent=2))
         return 0

@@ -147,6 +147,9 @@ def refine(impl: ImplProfile, unit: str, stencil: Stencil, fuse: int, dtype: str
         got = HOOKS[term.hook](ctx)
         values[term.name], notes[term.name] = got.value, got.note
     derived = sum(note != NOT_DERIVED for note in notes.values())
-    note = (f"refined model from {impl.name}'s tiling: {derived} of {len(terms)} terms derived"
-            + ("; the others take the base model's values" if derived < len(terms) else ""))
+    if derived == 0:
+        note = f"refined model from {impl.name}'s tiling: no term derived yet, so the base model's values"
+    else:
+        note = (f"refined model from {impl.name}'s tiling: {derived} of {len(terms)} terms derived"
+                + ("; the others take the base model's values" if derived < len(terms) else ""))
     return Refinement(True, values, notes, note)

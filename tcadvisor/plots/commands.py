@@ -10,6 +10,7 @@ import re
 import sys
 
 from ..errors import TcAdvisorError
+from ..queryargs import DEFAULT_FUSES, DEFAULT_RADII, add_model_argument, add_query_arguments, range_text
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
 
@@ -70,7 +71,7 @@ def _wrote(path, what: str) -> None:
 
 
 def cmd_map(args) -> int:
-    from ..advisor import AlphaChoice
+    from ..alpha_policy import AlphaChoice
     from ..dtypes import parse_dtype
     from ..stencil import check_fuse, check_radius
     from .output import output_format, write_csv, write_figure
@@ -80,13 +81,14 @@ def cmd_map(args) -> int:
     fuses = parse_int_list(args.fuse, "--fuse", check_fuse)
     gpus, note = gpus_from_arg(args.gpu)
     impls = impls_from_args(args.impl)
-    alpha = AlphaChoice.parse(args.alpha)
+    alpha_choice = AlphaChoice.parse(args.alpha)
     out = args.output or f"map-{args.shape}{args.dims}d-{'-'.join(g.short for g in gpus)}-{dtype}.html"
     output_format(out)  # a bad suffix is reported before any work
 
     from .maps import map_data, map_figure
 
-    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls,
+                    alpha_choice=alpha_choice, model=args.model)
     if note:
         print(f"tcadvisor: {note}", file=sys.stderr)
     fig = map_figure(data, title=args.title)
@@ -99,7 +101,7 @@ def cmd_map(args) -> int:
 
 
 def cmd_roofline(args) -> int:
-    from ..cli import advice_from_args
+    from ..queryargs import advice_from_args
     from .output import output_format, write_figure
 
     out = args.output or f"roofline-{re.sub(r'[^A-Za-z0-9]+', '', str(args.stencil))}.html"
@@ -142,8 +144,6 @@ def cmd_figures(args) -> int:
 
 
 def register(sub, commands: dict) -> None:
-    from ..cli import add_query_arguments
-
     p = sub.add_parser("map", help="sweet-spot map: speedup of dense and sparse Tensor Cores over CUDA cores "
                                    "across radius x fusion depth (HTML, PNG, SVG; --csv for the data)")
     p.add_argument("--gpu", help="GPU spec, or several separated by commas (a100,h100,h200,b200) drawn side by "
@@ -151,13 +151,15 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
     p.add_argument("--shape", default="box", choices=("box", "star"), help="stencil shape (default box)")
     p.add_argument("--dims", default=2, type=int, choices=(1, 2, 3), help="dimensionality (default 2)")
-    p.add_argument("--radii", default="1-8", metavar="RANGE", help="radii r, a range or list (default 1-8)")
-    p.add_argument("--fuse", "-t", default="1-16", metavar="RANGE",
-                   help="fusion depths t, a range or list (default 1-16)")
+    p.add_argument("--radii", default=range_text(DEFAULT_RADII), metavar="RANGE",
+                   help=f"radii r, a range or list (default {range_text(DEFAULT_RADII)})")
+    p.add_argument("--fuse", "-t", default=range_text(DEFAULT_FUSES), metavar="RANGE",
+                   help=f"fusion depths t, a range or list (default {range_text(DEFAULT_FUSES)})")
     p.add_argument("--impl", action="append", default=[], metavar="NAME",
                    help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
     p.add_argument("--alpha", help="α for Tensor Core units: 'paper' (default where published), 'constructed', "
                                    "or a number in (0, 1]")
+    add_model_argument(p)
     p.add_argument("--title", help="figure title (default: describes the map)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="output file: .html (self-contained, works offline), .png or .svg "

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..advisor import AlphaChoice, best_index, sweep
+from ..queryargs import DEFAULT_FUSES, DEFAULT_RADII
 from ..dtypes import BYTES
 from ..errors import TcAdvisorError
 from ..hardware import UNIT_LABELS, UNITS, GpuSpec
@@ -38,8 +39,9 @@ WIN = 1 + 1e-9
 # --------------------------------------------------------------------------- data
 
 
-def map_data(shape: str, dims: int, dtype: str, gpus: Sequence[GpuSpec], radii: Iterable[int] = range(1, 9),
-             fuses: Iterable[int] = range(1, 17), impls: dict[str, ImplProfile] | None = None,
+def map_data(shape: str, dims: int, dtype: str, gpus: Sequence[GpuSpec], radii: Iterable[int] = DEFAULT_RADII,
+             fuses: Iterable[int] = DEFAULT_FUSES, impls: dict[str, ImplProfile] | None = None,
+             alpha_choice: AlphaChoice | None = None, model: str = "base", *,
              alpha: AlphaChoice | None = None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
@@ -48,7 +50,8 @@ def map_data(shape: str, dims: int, dtype: str, gpus: Sequence[GpuSpec], radii: 
     ``winner`` (the fastest unit of its cell; ties go to CUDA cores, as in the
     advisor); ``best`` (the unit and depth with the highest throughput for its
     radius over the swept depths, ties to the shallower depth, as
-    :func:`~tcadvisor.advisor.advise` picks its verdict); ``dtype``.
+    :func:`~tcadvisor.advisor.advise` picks its verdict); ``dtype``.  ``model`` is the
+    variant (``base`` or ``refined``); ``alpha=`` is ``alpha_choice`` as ``--alpha`` spells it.
     """
     if shape not in ("box", "star"):
         raise TcAdvisorError(f"--shape {shape!r} is not supported for maps; expected box or star")
@@ -57,7 +60,8 @@ def map_data(shape: str, dims: int, dtype: str, gpus: Sequence[GpuSpec], radii: 
         raise TcAdvisorError("a map needs at least one radius and one fusion depth")
     frames = []
     for order, gpu in enumerate(gpus):
-        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha_choice=alpha_choice,
+                   model=model, alpha=alpha)
         df.insert(2, "gpu_order", order)
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)
