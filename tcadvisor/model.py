@@ -39,6 +39,7 @@ from functools import lru_cache
 from math import comb
 from typing import Callable, Mapping
 
+import numpy as np
 import sympy as sp
 
 from .errors import TcAdvisorError
@@ -483,6 +484,14 @@ def _evaluator(name: str) -> tuple[Callable, tuple[str, ...], Callable, tuple[st
     return main_fn, PAPER_OUTPUTS, extra_fn, extra
 
 
+def _broadcast(values: list) -> list:
+    """Inputs as arrays of one shape when any is an array: the piecewise outputs combine their
+    conditions element by element, which needs every condition to have the same shape."""
+    if not any(np.ndim(v) for v in values):
+        return values
+    return list(np.broadcast_arrays(*[np.asarray(v, dtype=float) for v in values]))
+
+
 def evaluate(*, K, t, beta, alpha, S, B, P_cc, P_tc, variant: str = "base", **terms) -> dict:  # noqa: N803
     """Evaluate a model variant, vectorised: any input may be a NumPy array.
 
@@ -503,6 +512,7 @@ def evaluate(*, K, t, beta, alpha, S, B, P_cc, P_tc, variant: str = "base", **te
                         + (f"; its terms: {', '.join(sorted(known))}" if known else ""))
     values = [K, t, beta, alpha, S, B, P_cc, P_tc]
     values += [terms.get(term.name, float(term.default)) for term in model.terms]
+    values = _broadcast(values)
     main_fn, main_keys, extra_fn, extra_keys = _evaluator(model.name)
     out = dict(zip(main_keys, main_fn(*values)))
     out.update(zip(extra_keys, extra_fn(*values)))
@@ -554,4 +564,4 @@ def compare_at_intensity(I_cc, I_tc, bandwidth, P_cc, P_tc) -> dict:  # noqa: N8
     Only I_tc ≥ I_cc is reachable (β ≥ 1 ≥ α).
     """
     _, _, fn, keys = _intensity_fns()
-    return dict(zip(keys, fn(I_cc, I_tc, bandwidth, P_cc, P_tc)))
+    return dict(zip(keys, fn(*_broadcast([I_cc, I_tc, bandwidth, P_cc, P_tc]))))
