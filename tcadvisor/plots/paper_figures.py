@@ -51,7 +51,7 @@ def _advise(name: str, dtype: str, gpu: GpuSpec, fuse: int, alpha: Fraction | No
             impls: dict | None = None) -> Advice:
     # The paper's figures are reproduced with the paper's published α constants, as reproduce-paper does.
     choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice("paper")
-    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha=choice, max_fuse=fuse)
+    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha_choice=choice, max_fuse=fuse)
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str, width: int, height: int, **extra) -> go.Figure:
