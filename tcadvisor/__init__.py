@@ -2,7 +2,9 @@
 
 The package is organised by what a reader looks for:
 
-* :mod:`tcadvisor.model`        — the roofline model with α and β, in SymPy (the one source of the equations)
+* :mod:`tcadvisor.model`        — the roofline model with α and β, in SymPy (the one source of the equations;
+  variants ``base``, the paper's, and ``refined``; written out in ``docs/model.md``)
+* :mod:`tcadvisor.refinement`   — the refined variant's terms for an implementation whose tiling is known
 * :mod:`tcadvisor.stencil`      — stencils, their fused supports, K, K_t and β
 * :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml`` (format: ``docs/hwspec-format.md``)
 * :mod:`tcadvisor.impls`        — implementation profiles from ``models/*.yaml``
@@ -12,6 +14,8 @@ The package is organised by what a reader looks for:
 * :mod:`tcadvisor.sweeps`       — the model over radius × depth grids (what maps draw)
 * :mod:`tcadvisor.plots`        — sweet-spot maps, rooflines, the paper's figures
 * :mod:`tcadvisor.gpu`          — bundled kernels run through CuPy (imported only when used)
+* :mod:`tcadvisor.explanation`  — ``tcadvisor explain``: the model's chain of equations with numbers
+* :mod:`tcadvisor.queryargs`    — the arguments of one query and the default ranges, shared by the commands
 * :mod:`tcadvisor.cli`          — the ``tcadvisor`` command
 
 The public Python API is importable from here (lazily, so ``import tcadvisor`` stays

@@ -4,10 +4,11 @@ For a query (stencil, dtype, GPU, optionally a fusion depth t) it builds one
 :class:`Option` per execution unit: CUDA cores with temporal fusion, dense
 Tensor Cores and Sparse Tensor Cores with kernel fusion, each run by an
 implementation profile.  Every number comes from :func:`tcadvisor.model.evaluate`
-(the lambdified SymPy model); this module chooses the inputs (implementation,
-α through :mod:`tcadvisor.alpha_policy`, β, the peak of the instruction executed)
-and picks the best configuration.  The words live in :mod:`tcadvisor.wording`,
-the radius × depth sweeps in :mod:`tcadvisor.sweeps`.
+(the lambdified SymPy model, ``base`` or ``refined``); this module chooses the
+inputs (implementation, α through :mod:`tcadvisor.alpha_policy`, β, the peak of the
+instruction executed, the refined terms through :mod:`tcadvisor.refinement`) and
+picks the best configuration.  The words live in :mod:`tcadvisor.wording`, the
+radius × depth sweeps in :mod:`tcadvisor.sweeps`.
 
 Choosing among configurations (one rule, :func:`best_index`, shared with the
 maps): throughputs within :data:`TIE_TOLERANCE` of the best count as equal (the
@@ -23,16 +24,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import model
 from .alpha_policy import AlphaChoice, ResolvedAlpha, resolve_alpha
 from .dtypes import BYTES
 from .errors import TcAdvisorError, UnavailableError, WorkBudgetExceeded
 from .hardware import UNIT_LABELS, UNITS, GpuSpec
 from .impls import ImplProfile, choose_impl
 from .mma import MmaShape
+from .model import evaluate as evaluate_model
+from .model import get_variant
+from .queryargs import DEFAULT_MAX_FUSE
+from .refinement import Refinement, refine, unit_terms
 from .stencil import Stencil, check_fuse
 
-DEFAULT_MAX_FUSE = 16
 #: Relative difference of throughput under which two configurations count as equal.
 TIE_TOLERANCE = 0.01
 
@@ -62,6 +65,10 @@ class Option:
     scenario: int | None = None
     decision: str | None = None
     skipped: bool = False  # not evaluated: beyond the work budget
+    model: str = "base"  # the model variant this option was evaluated with
+    model_note: str = ""  # why (refined: from the tiling; base under --model refined: no tiling declared)
+    terms: dict = field(default_factory=dict)  # refined terms used: name -> value (empty for the base model)
+    term_notes: dict = field(default_factory=dict)  # refined terms: name -> how each was obtained
 
     @property
     def label(self) -> str:
@@ -87,7 +94,7 @@ class Option:
 
     @property
     def bytes_per_point(self) -> float:
-        return self._get("M", "M")
+        return self._get("M", "M_tc")
 
     @property
     def intensity(self) -> float:
@@ -99,9 +106,10 @@ class Option:
 
     @property
     def bound(self) -> str | None:
+        """Which roof binds, as the model says (``bound_cc``/``bound_tc``: I below the ridge is memory-bound)."""
         if not self.available:
             return None
-        return "memory" if self.intensity < self.ridge else "compute"
+        return ("memory", "compute")[int(self._get("bound_cc", "bound_tc"))]
 
     @property
     def gstencils(self) -> float:
@@ -114,7 +122,7 @@ class Option:
 
     @property
     def executed_flops(self) -> float:
-        return self._get("P_cc", "P_tc_raw")
+        return self._get("P_cc_exec", "P_tc_raw")
 
     @property
     def speedup(self) -> float | None:
@@ -141,6 +149,7 @@ class Advice:
     at_fuse: Option | None = None  # winner at the requested depth
     searched: list[int] = field(default_factory=list)  # depths evaluated
     skipped: dict[int, str] = field(default_factory=dict)  # depth -> why it was not searched
+    model: str = "base"  # the model variant asked for (each option says which one it got)
 
     def runner_up(self, among: list[Option], winner: Option) -> Option | None:
         """The best available option of another unit than ``winner`` among ``among``."""
@@ -170,13 +179,35 @@ def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tu
     return gpu.peak(unit, precision), label, gpu.peaks[unit][precision].source
 
 
+def _refinements(impl: ImplProfile, unit: str, stencil: Stencil, fuses: list[int], dtype: str, precision: str,
+                 shapes: list[MmaShape | None], gpu: GpuSpec) -> list[Refinement]:
+    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu) for t, shape in zip(fuses, shapes)]
+
+
+def _cuda_core_side(cc_impl: ImplProfile | None, stencil: Stencil, dtype: str, gpu: GpuSpec,
+                    fuses: list[int]) -> dict[str, list[float]]:
+    """The CUDA-core terms a Tensor Core option is compared against (its R and scenario), per depth."""
+    if cc_impl is None or cc_impl.why_not(stencil, dtype, gpu) is not None:
+        return {}
+    precision, _ = cc_impl.precision_for(dtype, gpu)
+    found = _refinements(cc_impl, "cuda_core", stencil, fuses, dtype, precision, [None] * len(fuses), gpu)
+    return {name: [f.values[name] for f in found] for name in found[0].values} if found else {}
+
+
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
-                  fuses: list[int], choice: AlphaChoice, cc_peak: float | None) -> list[Option]:
+                  fuses: list[int], choice: AlphaChoice, cc_peak: float | None, *, model: str = "base",
+                  cc_impl: ImplProfile | None = None) -> list[Option]:
     """Options of one unit at each fusion depth in ``fuses`` (one vectorised model call).
 
-    A depth whose fused support or α would exceed the work budget comes back as an
-    unavailable option with ``skipped`` set and the reason.
+    ``model`` is the variant (``base`` or ``refined``); under ``refined`` each option
+    gets the terms of :mod:`tcadvisor.refinement` for ``impl`` (the base model's
+    values where ``impl`` declares no tiling, as ``model_note`` says), and a Tensor
+    Core option is compared with the CUDA-core terms of ``cc_impl``.  A depth whose
+    fused support or α would exceed the work budget comes back as an unavailable
+    option with ``skipped`` set and the reason; under ``refined``, so does a depth
+    the kernel's on-chip capacity cannot hold (``skipped`` unset).
     """
+    variant = get_variant(model).name
     why = impl.why_not(stencil, dtype, gpu)
     if why is not None:
         return [_unavailable(unit, t, why, impl) for t in fuses]
@@ -201,15 +232,34 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
                                   for t, why_ in out_of_budget.items()}
     if rows:
-        ts = np.array([row[0] for row in rows], dtype=float)
+        depths = [row[0] for row in rows]
+        ts = np.array(depths, dtype=float)
         betas = np.array([float(row[1]) for row in rows])
         alphas = np.array([float(row[2].alpha) if row[2] else 1.0 for row in rows])
         peaks = np.array([row[3][0] for row in rows])
         p_cc = peaks if unit == "cuda_core" else (cc_peak if cc_peak is not None else np.nan)
-        out = model.evaluate(K, ts, betas, alphas, S, gpu.bandwidth.value, p_cc, peaks)
+        refinements: list[Refinement | None] = [None] * len(rows)
+        terms: dict[str, np.ndarray] = {}
+        if variant == "refined":
+            shapes = [row[2].mma if row[2] else None for row in rows]
+            refinements = _refinements(impl, unit, stencil, depths, dtype, precision, shapes, gpu)
+            for term in unit_terms(unit):
+                terms[term.name] = np.array([f.values[term.name] for f in refinements])
+            if unit != "cuda_core":
+                terms.update({k: np.array(v) for k, v in _cuda_core_side(cc_impl, stencil, dtype, gpu, depths).items()})
+        out = evaluate_model(K=K, t=ts, beta=betas, alpha=alphas, S=S, B=gpu.bandwidth.value, P_cc=p_cc,
+                             P_tc=peaks, variant=variant, **terms)
         arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(rows),)) for k, v in out.items()}
+        fits = "fits_cc" if unit == "cuda_core" else "fits_tc"
         for i, (t, beta, resolved, (peak, note, source)) in enumerate(rows):
             values = {k: float(v[i]) for k, v in arrays.items()}
+            found = refinements[i]
+            if not values[fits]:
+                limit = next(term.name for term in unit_terms(unit) if term.hook == "depth_limit")
+                options[t] = _unavailable(unit, t, f"{impl.name} cannot run t = {t} on {gpu.name}: "
+                                                   f"{found.notes[limit]}", impl)
+                options[t].model = variant
+                continue
             opt = Option(
                 unit=unit, available=True, fuse=t, impl=impl, precision=precision,
                 mma_shape=resolved.mma if resolved else None,
@@ -217,6 +267,10 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
                 alpha_source=resolved.source if resolved else None,
                 alpha_note=resolved.note if resolved else "",
                 beta=beta, peak=peak, peak_note=note, peak_source=source, values=values,
+                model="refined" if found is not None and found.applies else "base",
+                model_note=found.note if found is not None else "",
+                terms=dict(found.values) if found is not None and found.applies else {},
+                term_notes=dict(found.notes) if found is not None and found.applies else {},
             )
             if unit != "cuda_core" and cc_peak is not None:
                 from .wording import decision_text
@@ -224,7 +278,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
                 opt.scenario = int(values["scenario"])
                 opt.decision = decision_text(opt)
             elif unit != "cuda_core":
-                for key in ("R", "P_cc"):
+                for key in ("R", "R_ratio", "P_cc"):
                     opt.values[key] = float("nan")
             options[t] = opt
     return [options[t] for t in fuses]
@@ -274,20 +328,27 @@ def implementations(stencil: Stencil, dtype: str, gpu: GpuSpec,
 
 
 def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str | None" = None,
-           fuse: int | None = None, impls=None, alpha: "AlphaChoice | str | float | None" = None,
-           max_fuse: int | None = None) -> Advice:
+           fuse: int | None = None, impls=None, alpha_choice: "AlphaChoice | str | float | None" = None,
+           max_fuse: int | None = None, model: str = "base", *,
+           alpha: "AlphaChoice | str | float | None" = None) -> Advice:
     """Evaluate every unit for ``stencil`` and pick the best unit and fusion depth.
 
     Arguments are checked as the command line checks them and may be given as names:
     a stencil name or offsets file, a dtype name or alias (``fp64``), a GPU key, alias
-    or spec file (``None``: the embedded default), implementation names, an α choice.
-    Bad values raise :class:`~tcadvisor.errors.TcAdvisorError` with a one-line message.
+    or spec file (``None``: the embedded default), implementation names, how α is
+    chosen (``alpha_choice``, or ``alpha=`` as the ``--alpha`` option spells it:
+    ``"paper"``, ``"constructed"``, a number, an :class:`AlphaChoice`), the model
+    variant (``base`` or ``refined``).  Bad values raise
+    :class:`~tcadvisor.errors.TcAdvisorError` with a one-line message.
     """
     from .arguments import as_dtype, as_gpu, as_impls, as_stencil
 
+    if alpha is not None and alpha_choice is not None:
+        raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
     stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
     chosen = as_impls(impls)
-    choice = AlphaChoice.parse(alpha)
+    choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
+    variant = get_variant(model).name
     if fuse is not None:
         fuse = check_fuse(fuse)
     if max_fuse is None:
@@ -308,7 +369,8 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
         if why is not None:
             per_unit[unit] = [_unavailable(unit, t, why, impl) for t in fuses]
         else:
-            per_unit[unit] = evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak)
+            per_unit[unit] = evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak, model=variant,
+                                           cc_impl=None if cc_why else cc_impl)
 
     skipped = {}
     for opts in per_unit.values():
@@ -328,7 +390,8 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
     overall = _pick([o for opts in per_unit.values() for o in opts])
     at_fuse = _pick(options) if fuse is not None else None
     searched = [t for t in fuses if t not in skipped]
-    advice = Advice(stencil, dtype, gpu, fuse, options, best, overall, "", max_fuse, at_fuse, searched, skipped)
+    advice = Advice(stencil, dtype, gpu, fuse, options, best, overall, "", max_fuse, at_fuse, searched, skipped,
+                    variant)
     from .wording import verdict_sentence
 
     advice.verdict_text = verdict_sentence(advice)

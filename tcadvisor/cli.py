@@ -15,6 +15,8 @@ from typing import Sequence
 
 from . import __version__
 from .errors import TcAdvisorError
+# Shared with the modules that add subcommands; importable from here for older callers.
+from .queryargs import add_query_arguments, advice_from_args  # noqa: F401
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,35 +24,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D401 - argparse API
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def _positive_int(name: str):
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
-        return value
-    return convert
-
-
-def add_query_arguments(p: argparse.ArgumentParser, fuse_default=None) -> None:
-    p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...) "
-                                   "or a file of offsets (.txt, .yaml, .json)")
-    p.add_argument("--fuse", "-t", type=_positive_int("--fuse"), default=fuse_default,
-                   help="fusion depth t (time steps per sweep); default: each unit at its best depth"
-                   if fuse_default is None else f"fusion depth t (default {fuse_default})")
-    p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
-    p.add_argument("--gpu", help="GPU spec: a name or alias from 'tcadvisor gpus', or a YAML file; "
-                                 "default: the detected GPU, else the embedded A100 80GB PCIe")
-    p.add_argument("--impl", action="append", default=[], metavar="NAME",
-                   help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
-    p.add_argument("--alpha", help="α for Tensor Core options: default: constructed for this fused stencil and "
-                                   "instruction wherever the implementation has a construction, else its published "
-                                   "constant (and the answer says so); 'paper' (the published constants, as the "
-                                   "paper's tables use them), 'constructed', or a number in [1e-6, 1]")
-    p.add_argument("--max-fuse", type=_positive_int("--max-fuse"), default=None,
-                   help="deepest fusion searched for the best depth (default 16; a --fuse beyond it is searched too)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,24 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module in EXTENSIONS:
         importlib.import_module(module).register(sub, COMMANDS)
     return parser
-
-
-def advice_from_args(args):
-    from .advisor import AlphaChoice, advise
-    from .arguments import as_impls
-    from .dtypes import parse_dtype
-    from .hardware import resolve_gpu
-    from .stencil import parse_stencil
-
-    stencil = parse_stencil(args.stencil)
-    dtype = parse_dtype(args.dtype)
-    choice = AlphaChoice.parse(args.alpha)
-    resolved = resolve_gpu(args.gpu)
-    impls = as_impls(args.impl)
-    adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls, alpha=choice, max_fuse=args.max_fuse)
-    if resolved.note:  # said only once the query is valid, so an error stays a single line
-        print(f"tcadvisor: {resolved.note}", file=sys.stderr)
-    return adv
 
 
 def cmd_advise(args) -> int:
@@ -177,6 +132,15 @@ def cmd_gpus(args) -> int:
     return 0
 
 
+def _tiling_dict(tiling) -> dict | None:
+    """A profile's tiling section as JSON (``None``: not declared, so the refined model does not apply)."""
+    if tiling is None:
+        return None
+    out = {"tile": dict(tiling.tile), "stream": tiling.stream, "threads": tiling.threads,
+           "shared_memory": tiling.shared_memory, "registers": tiling.registers, "launch": tiling.launch}
+    return {k: v for k, v in out.items() if v not in (None, {})}
+
+
 def cmd_impls(args) -> int:
     from .impls import catalog, is_default
     from .report import text_table, falpha
@@ -187,7 +151,8 @@ def cmd_impls(args) -> int:
                 "mma": {k: [str(x) for x in v] for k, v in p.mma.items()},
                 "alpha_paper": str(p.alpha.paper) if p.alpha and p.alpha.paper is not None else None,
                 "alpha_construction": p.alpha.construction if p.alpha else None,
-                "default": is_default(p), "reference": p.reference, "summary": p.summary}
+                "default": is_default(p), "reference": p.reference, "summary": p.summary,
+                "tiling": _tiling_dict(p.tiling)}
                for p in profs]
         print(json.dumps(out, indent=2))
         return 0

@@ -1,14 +1,14 @@
-"""``tcadvisor explain``: the model's chain of equations for one query, symbolic and with numbers.
+"""``tcadvisor explain``: the model's own chain of equations for one query, symbolically and with numbers.
 
-Each step is an equation of :mod:`tcadvisor.model` written in terms of the
-previous steps (I_CC = C_CC/M_CC, P_CC = Min(P_cc, B·I_CC), ...), then the same
-with numbers in place of the symbols, then the value.  The value is the full
-model expression evaluated at the query's inputs, so it is the number ``advise``
-reports; the short form only shows how it is built.
+Nothing here states an equation: every line is an :class:`~tcadvisor.model.Equation`
+of the variant the query was answered with (:func:`tcadvisor.model.get_variant`),
+printed as ``symbol = short form = the same with numbers = value``.  The short form
+is written in terms of the previous steps (I_CC = C_CC/M_CC, ...); the value is the
+equation's *full* form (in the query's inputs only) evaluated at the query's
+numbers, so it is the number ``advise`` reports.  Under ``--model refined`` the
+refined terms appear in the equations, and their values and origins are listed.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
@@ -19,14 +19,15 @@ from .advisor import Advice, Option
 from .dtypes import BYTES
 from .report import falpha, fnum
 
-# Names of the intermediate results, used in the short form of later steps.
-C_CC, M_CC, I_CC, P_CC = sp.symbols("C_CC M_CC I_CC P_CC", positive=True)
-C_TC, M_TC, I_TC, P_TC_raw, P_TC = sp.symbols("C_TC M_TC I_TC P_TC_raw P_TC", positive=True)
+#: How a quantity in SI units is shown: FLOP/s as TFLOP/s, stencil updates as GStencils/s.
+DISPLAY = {"FLOP/s": ("TFLOP/s", 1e-12), "stencils/s": ("GStencils/s", 1e-9)}
 
 
 def _number(v, latex: bool) -> str:
     if isinstance(v, sp.Rational) and not isinstance(v, sp.Integer):
         return rf"\frac{{{v.p}}}{{{v.q}}}" if latex else f"({v})"
+    if v in (sp.oo, float("inf")):
+        return r"\infty" if latex else "inf"
     f = float(v)
     if f.is_integer() and abs(f) < 1e6:
         return str(int(f))
@@ -46,17 +47,6 @@ class _NumberStr(StrPrinter):
         return _number(self._values[expr], False) if expr in self._values else super()._print_Symbol(expr)
 
 
-#: LaTeX for the model's multi-letter names (SymPy would print ``P_TC_raw`` as ``P_{TC raw}``).
-LATEX_NAMES = {
-    "P_TC_raw": r"P_{\mathrm{TC}}^{\mathrm{raw}}", "P_TC": r"P_{\mathrm{TC}}", "P_CC": r"P_{\mathrm{CC}}",
-    "C_CC": r"C_{\mathrm{CC}}", "M_CC": r"M_{\mathrm{CC}}", "I_CC": r"I_{\mathrm{CC}}",
-    "C_TC": r"C_{\mathrm{TC}}", "M_TC": r"M_{\mathrm{TC}}", "I_TC": r"I_{\mathrm{TC}}",
-    "G_CC": r"G_{\mathrm{CC}}", "G_TC": r"G_{\mathrm{TC}}", "P_cc": r"P_{\mathrm{cc}}", "P_tc": r"P_{\mathrm{tc}}",
-    "rho_cc": r"\rho_{\mathrm{cc}}", "rho_tc": r"\rho_{\mathrm{tc}}", "beta_max": r"\beta_{\max}",
-    "K_t": "K_{t}",
-}
-
-
 class _NumberLatex(LatexPrinter):
     def __init__(self, values):
         super().__init__()
@@ -65,7 +55,7 @@ class _NumberLatex(LatexPrinter):
     def _print_Symbol(self, expr, style="plain"):
         if expr in self._values:
             return _number(self._values[expr], True)
-        return LATEX_NAMES.get(expr.name) or super()._print_Symbol(expr)
+        return m.LATEX.get(expr.name) or super()._print_Symbol(expr)
 
 
 def latex_name(symbol: sp.Symbol) -> str:
@@ -73,9 +63,10 @@ def latex_name(symbol: sp.Symbol) -> str:
 
 
 #: Characters of the text lines and their LaTeX (text mode).
-_TEXT_LATEX = {"α": r"$\alpha$", "β": r"$\beta$", "ρ": r"$\rho$", "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$",
-               "·": r"$\cdot$", "–": "--", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "^": r"\^{}",
-               "×": r"$\times$", "{": r"\{", "}": r"\}", "\\": r"\textbackslash{}", "$": r"\$", "~": r"\~{}"}
+_TEXT_LATEX = {"α": r"$\alpha$", "β": r"$\beta$", "ρ": r"$\rho$", "η": r"$\eta$", "ω": r"$\omega$",
+               "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$", "·": r"$\cdot$", "–": "--", "—": "---",
+               "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "^": r"\^{}", "×": r"$\times$", "{": r"\{", "}": r"\}",
+               "\\": r"\textbackslash{}", "$": r"\$", "~": r"\~{}", "∞": r"$\infty$"}
 
 
 def latex_text(text: str) -> str:
@@ -97,7 +88,9 @@ def latex_document(lines: list[tuple[str, str]]) -> str:
             out[-1] = out[-1][: -len(r" \\")]
             out.append(r"\end{align*}")
             in_align = False
-        if content:
+        if kind == "math":
+            out += [r"\noindent " + content, ""]
+        elif content:
             out += [r"\noindent " + latex_text(content), ""]  # one paragraph per line of prose
         elif out and out[-1] != "":
             out.append("")
@@ -107,43 +100,50 @@ def latex_document(lines: list[tuple[str, str]]) -> str:
     return "\n".join(out)
 
 
-@dataclass
-class Step:
-    name: sp.Symbol | str
-    short: sp.Expr  # in terms of earlier steps
-    full: sp.Expr  # in terms of the model's inputs
-    equation: str = ""
-    unit: str = ""
-    scale: float = 1.0
+def _tag(eq: m.Equation, variant: m.Variant) -> str:
+    """'eq. 8', 'eq. 8, refined', 'refined' or '' for an equation of ``variant``."""
+    parts = [f"eq. {eq.number}"] if eq.number else []
+    if variant.terms and eq.refined:
+        parts.append("refined")
+    return ", ".join(parts)
 
 
-def _cc_steps() -> list[Step]:
-    return [
-        Step(C_CC, 2 * m.K * m.t, m.C_CC, "8", "FLOP/point"),
-        Step(M_CC, 2 * m.S, m.M_CC, "8", "B/point"),
-        Step(I_CC, C_CC / M_CC, m.I_CC, "8", "FLOP/B"),
-        Step(sp.Symbol("rho_cc"), m.P_cc / m.B, m.rho_cc, "5", "FLOP/B"),
-        Step(P_CC, sp.Min(m.P_cc, m.B * I_CC), m.P_CC, "8", "TFLOP/s", 1e-12),
-        Step(sp.Symbol("G_CC"), P_CC / (2 * m.K), m.P_CC / (2 * m.K), "", "GStencils/s", 1e-9),
-    ]
+def _line(eq: m.Equation, vals: dict, variant: m.Variant, latex: bool) -> str:
+    """One equation with numbers; its value (from the full form) is added to ``vals`` for later steps."""
+    value = sp.sympify(eq.full).subs(vals).doit()
+    result = float(value)
+    vals[eq.symbol] = sp.Float(result)
+    unit, scale = DISPLAY.get(eq.unit, (eq.unit, 1.0))
+    tag = _tag(eq, variant)
+    if latex:
+        shown_unit = rf"\ \text{{{unit}}}" if unit else ""
+        shown_tag = rf" && \text{{({tag})}}" if tag else ""
+        return (f"{latex_name(eq.symbol)} &= {_NumberLatex({}).doprint(eq.short)} = "
+                f"{_NumberLatex(vals).doprint(eq.short)} = {fnum(result * scale)}{shown_unit}{shown_tag}")
+    short = sp.sstr(eq.short).replace("**", "^").replace("*", "·")
+    numbers = _NumberStr(vals).doprint(eq.short).replace("**", "^").replace("*", "·")
+    shown = fnum(result * scale) + (f" {unit}" if unit else "")
+    return f"{eq.name:<9} = {short:<22} = {numbers:<34} = {shown}" + (f"  ({tag})" if tag else "")
 
 
-def _tc_steps(with_cc: bool) -> list[Step]:
-    steps = [
-        Step(C_TC, 2 * m.K * m.t * m.beta / m.alpha, m.C_TC, "11", "FLOP/point"),
-        Step(M_TC, 2 * m.S, m.M_TC, "11", "B/point"),
-        Step(I_TC, C_TC / M_TC, m.I_TC, "11", "FLOP/B"),
-        Step(sp.Symbol("rho_tc"), m.P_tc / m.B, m.rho_tc, "5", "FLOP/B"),
-        Step(P_TC_raw, sp.Min(m.P_tc, m.B * I_TC), m.P_TC_raw, "11", "TFLOP/s", 1e-12),
-        Step(P_TC, m.alpha / m.beta * P_TC_raw, m.P_TC, "12", "TFLOP/s", 1e-12),
-        Step(sp.Symbol("G_TC"), P_TC / (2 * m.K), m.P_TC / (2 * m.K), "", "GStencils/s", 1e-9),
-    ]
-    if with_cc:
-        steps.append(Step(sp.Symbol("R"), P_TC / P_CC, m.R, "13"))
-    return steps
+def _term_values(opt: Option | None, unit: str) -> dict:
+    """Values of a unit's refined terms for this option (the defaults where none were computed)."""
+    from .refinement import unit_terms
+
+    given = opt.terms if opt is not None else {}
+    out = {}
+    for term in unit_terms(unit):
+        value = given.get(term.name)
+        if value is None:
+            out[term.symbol] = term.default
+        elif value == float("inf"):
+            out[term.symbol] = sp.oo
+        else:
+            out[term.symbol] = sp.Integer(int(value)) if float(value).is_integer() else sp.Float(value)
+    return out
 
 
-def _inputs(adv: Advice, opt: Option | None, cc: Option) -> dict:
+def _inputs(adv: Advice, cc: Option, opt: Option | None, variant: m.Variant) -> dict:
     st = adv.stencil
     t = opt.fuse if opt is not None else cc.fuse
     vals = {m.d: st.dims, m.r: st.radius, m.t: t, m.K: st.K, m.K_t: st.fused_points(t),
@@ -151,58 +151,68 @@ def _inputs(adv: Advice, opt: Option | None, cc: Option) -> dict:
             m.beta: sp.Rational(st.fused_points(t), t * st.K)}
     if cc.available:
         vals[m.P_cc] = cc.peak
+    if variant.terms:
+        vals.update(_term_values(cc if cc.available else None, "cuda_core"))
     if opt is not None and opt.available:
         vals[m.alpha] = sp.Rational(opt.alpha.numerator, opt.alpha.denominator)
         vals[m.beta] = sp.Rational(opt.beta.numerator, opt.beta.denominator)
         vals[m.P_tc] = opt.peak
+        if variant.terms:
+            vals.update(_term_values(opt, opt.unit))
     return vals
 
 
-def _line(step: Step, vals: dict, latex: bool) -> str:
-    value = sp.sympify(step.full).subs(vals).doit()
-    result = float(value)
-    vals[step.name if isinstance(step.name, sp.Symbol) else sp.Symbol(step.name)] = sp.Float(result)
-    shown = fnum(result * step.scale) + (f" {step.unit}" if step.unit else "")
-    eq = f"  (eq. {step.equation})" if step.equation else ""
-    name = step.name if isinstance(step.name, sp.Symbol) else sp.Symbol(step.name)
-    if latex:
-        unit = rf"\ \text{{{step.unit}}}" if step.unit else ""
-        tag = rf" && \text{{(eq. {step.equation})}}" if step.equation else ""
-        return (f"{latex_name(name)} &= {_NumberLatex({}).doprint(step.short)} = {_NumberLatex(vals).doprint(step.short)}"
-                f" = {fnum(result * step.scale)}{unit}{tag}")
-    short = sp.sstr(step.short).replace("**", "^").replace("*", "·")
-    numbers = _NumberStr(vals).doprint(step.short).replace("**", "^").replace("*", "·")
-    return f"{str(name):<9} = {short:<22} = {numbers:<34} = {shown}{eq}"
+def _symbol_lines(used: set, latex: bool) -> list[tuple[str, str]]:
+    """What each input symbol of the printed equations means (the model's SYMBOLS)."""
+    out = []
+    for symbol, meaning in m.SYMBOLS.items():
+        if symbol in used:
+            if latex:
+                out.append(("math", f"${latex_name(symbol)}$: " + latex_text(meaning)))
+            else:
+                out.append(("text", f"  {symbol.name:<9} {meaning}"))
+    return out
 
 
 def explain(adv: Advice, latex: bool = False) -> str:
-    """The symbolic chain of the model with this query's numbers, as text or a LaTeX fragment."""
+    """The model's chain for this query with its numbers, as text or a LaTeX fragment."""
+    variant = m.get_variant(adv.model)
     st = adv.stencil
     cc = next(o for o in adv.options if o.unit == "cuda_core")
     lines: list[tuple[str, str]] = []
+    used: set = set()
 
     def text(line: str = "") -> None:
         lines.append(("text", line))
 
-    def eq(step: Step, vals: dict) -> None:
-        lines.append(("eq", _line(step, vals, latex)))
+    def eq(equation: m.Equation, vals: dict) -> None:
+        used.update(equation.short.free_symbols)
+        lines.append(("eq", _line(equation, vals, variant, latex)))
+
+    def terms_of(opt: Option) -> None:
+        if variant.terms and opt.available:
+            text(f"Model: {opt.model} ({opt.model_note})")
+            for name, value in opt.terms.items():
+                text(f"{name} = {fnum(value)}: {m.TERM_BY_NAME[name].meaning} [{opt.term_notes[name]}]")
 
     text(f"{st.name}, t = {cc.fuse}, {adv.dtype}, on {adv.gpu.name}")
+    text(f"Model: {variant.name}, {variant.summary}")
     text()
-    base = _inputs(adv, None, cc)
+    base = _inputs(adv, cc, None, variant)
+    stencil_steps = m.stencil_equations(st.shape)
     if st.shape in ("box", "star"):
         text(f"Stencil ({st.shape}, d = {st.dims}, r = {st.radius})")
-        eq(Step(m.K, m.K_closed(st.shape), m.K_closed(st.shape), "", "points"), dict(base))
-        eq(Step(m.K_t, m.K_t_closed(st.shape), m.K_t_closed(st.shape), "", "points"), dict(base))
     else:
         text(f"Stencil (custom: K = {st.K} offsets, K_t = {st.fused_points(cc.fuse)} counted as the "
              f"{cc.fuse}-fold Minkowski sum)")
-    eq(Step(m.beta, m.beta_def, m.beta_def, "9"), dict(base))
+    for step in stencil_steps:
+        eq(step, dict(base))
     text()
     if cc.available:
         text(f"CUDA cores with temporal fusion ({cc.impl.name}, {cc.precision.upper()}, "
              f"P_cc = {fnum(cc.peak / 1e12)} TFLOP/s, B = {fnum(adv.gpu.bandwidth.value / 1e9)} GB/s)")
-        for step in _cc_steps():
+        terms_of(cc)
+        for step in variant.group("cuda_core"):
             eq(step, base)
     else:
         text(f"CUDA cores: not available ({cc.reason})")
@@ -213,25 +223,33 @@ def explain(adv: Advice, latex: bool = False) -> str:
         if not opt.available:
             text(f"{opt.label}: not available ({opt.reason})")
             continue
-        vals = _inputs(adv, opt, cc)
-        vals.update({k: v for k, v in base.items() if k in (C_CC, M_CC, I_CC, P_CC)})
+        vals = _inputs(adv, cc, opt, variant)
+        vals.update({step.symbol: base[step.symbol] for step in variant.group("cuda_core") if step.symbol in base})
         inst = f" {opt.mma_shape}" if opt.mma_shape is not None else ""
+        sparse = "; eq. 20: the sparse peak as P_tc" if opt.unit == "sparse_tensor_core" else ""
         text(f"{opt.label} with kernel fusion ({opt.impl.name}, {opt.precision.upper()}{inst}, "
-             f"P_tc = {fnum(opt.peak / 1e12)} TFLOP/s: {opt.peak_note})")
+             f"P_tc = {fnum(opt.peak / 1e12)} TFLOP/s: {opt.peak_note}{sparse})")
         text(f"α = {falpha(opt.alpha)} [{opt.alpha_source}]: {opt.alpha_note}")
-        for step in _tc_steps(cc.available):
+        terms_of(opt)
+        steps = variant.group("tensor_core") + (variant.group("comparison") if cc.available else [])
+        for step in steps:
             eq(step, vals)
         if opt.scenario:
-            _, r_expr, meaning = m.SCENARIOS[opt.scenario]
-            number = {1: "14", 2: "15", 3: "17", 4: "18"}[opt.scenario]
-            text(f"scenario {opt.scenario}: {meaning}")
-            eq(Step(sp.Symbol(f"R_{opt.scenario}"), r_expr, r_expr, number), vals)
+            scenario = variant.group(f"scenario {opt.scenario}")
+            text(f"scenario {opt.scenario}: {m.SCENARIOS[opt.scenario][2]}")
+            for step in scenario:
+                eq(step, vals)
             if opt.scenario == 4:
                 thr = opt.values["beta_threshold"]
                 wins = float(opt.beta) < thr
-                eq(Step(sp.Symbol("beta_max"), m.BETA_THRESHOLD, m.BETA_THRESHOLD, "19"), vals)
                 text(f"β = {fnum(float(opt.beta))} {'<' if wins else '≥'} β_max = {fnum(thr)}, so "
                      f"{opt.label} {'win' if wins else 'lose'}")
+    inputs = {m.d, m.r, m.t, m.K, m.K_t, m.alpha, m.beta, m.S, m.B, m.P_cc, m.P_tc} | {x.symbol for x in m.TERMS}
+    meanings = _symbol_lines(used & inputs, latex)
+    if meanings:
+        text()
+        text("Symbols:")
+        lines.extend(meanings)
     if latex:
         return latex_document(lines)
     return "\n".join(("  " + content if kind == "eq" else content) for kind, content in lines)

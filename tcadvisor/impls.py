@@ -8,6 +8,9 @@ obtained: the constant its paper used and/or the name of a transformation in
 :mod:`tcadvisor.transforms` that constructs its operands.  A profile of a
 bundled kernel also names it (``kernel: <module in tcadvisor/gpu/>``), which is
 how ``tcadvisor run`` finds the code that runs it (:mod:`tcadvisor.gpu.registry`).
+An optional ``tiling``
+section says how it tiles the grid, which the refined model needs (the format
+is in ``docs/model.md``, "Tiling in implementation profiles").
 """
 from __future__ import annotations
 
@@ -48,6 +51,28 @@ class AlphaSource:
     construction_note: str = ""
 
 
+#: Axes a tiling may name.
+AXES = ("x", "y", "z")
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How an implementation tiles the grid: what the refined model's terms are derived from.
+
+    Either the tile is declared (``tile``: points one block holds along each tiled axis,
+    halo included, and optionally the streamed axis, threads, shared memory and
+    registers), or ``launch = "kernel"`` says that the bundled kernel's own launch code
+    sizes the tiles for each configuration.
+    """
+
+    tile: Mapping[str, int] = field(default_factory=dict)  # axis -> points per block, halo included
+    stream: str | None = None  # the axis each block sweeps (no tile, no halo along it)
+    threads: int | None = None  # per block
+    shared_memory: int | None = None  # bytes per block
+    registers: int | None = None  # per thread
+    launch: str | None = None  # "kernel": the bundled kernel's launch code sizes the tiles
+
+
 @dataclass(frozen=True)
 class ImplProfile:
     key: str
@@ -64,6 +89,7 @@ class ImplProfile:
     reference: str = ""
     path: Path | None = None
     kernel: str | None = None  # registry name of the bundled kernel that runs this profile (tcadvisor.gpu)
+    tiling: Tiling | None = None  # None: not declared, so the refined model does not apply
 
     def precision_for(self, dtype: str, gpu: GpuSpec) -> tuple[str | None, str | None]:
         """The precision this implementation uses for ``dtype`` on ``gpu``, or why none."""
@@ -103,6 +129,45 @@ def _fraction(path: Path, where: str, value: Any) -> Fraction:
     if not 0 < frac <= 1:
         raise _fail(path, where, f"α must lie in (0, 1], got {value!r}")
     return frac
+
+
+def _positive_int(path: Path, where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(path, where, f"expected a positive integer, got {value!r}")
+    return value
+
+
+_TILING_KEYS = ("tile", "stream", "threads", "shared_memory", "registers", "launch")
+
+
+def parse_tiling(raw: Any, path: Path) -> Tiling:
+    """The optional ``tiling`` section of a profile (format: ``docs/model.md``)."""
+    if not isinstance(raw, Mapping):
+        raise _fail(path, "tiling", "expected a mapping with 'tile' (and optionally 'stream', 'threads', "
+                                    "'shared_memory', 'registers') or 'launch: kernel'")
+    unknown = [k for k in raw if k not in _TILING_KEYS]
+    if unknown:
+        raise _fail(path, f"tiling.{unknown[0]}", f"unknown key; expected some of {', '.join(_TILING_KEYS)}")
+    launch = raw.get("launch")
+    if launch is not None and launch != "kernel":
+        raise _fail(path, "tiling.launch", f"expected 'kernel' (the bundled kernel's launch code), got {launch!r}")
+    tile_raw = raw.get("tile")
+    if tile_raw is None and launch is None:
+        raise _fail(path, "tiling", "declare the tile ('tile: {x: 256}') or 'launch: kernel'")
+    tile = {}
+    if tile_raw is not None:
+        if not isinstance(tile_raw, Mapping) or not tile_raw:
+            raise _fail(path, "tiling.tile", "expected a mapping of axis (x, y, z) -> points per block, e.g. {x: 256}")
+        for axis, size in tile_raw.items():
+            if axis not in AXES:
+                raise _fail(path, f"tiling.tile.{axis}", f"unknown axis; expected one of {', '.join(AXES)}")
+            tile[axis] = _positive_int(path, f"tiling.tile.{axis}", size)
+    stream = raw.get("stream")
+    if stream is not None and (stream not in AXES or stream in tile):
+        raise _fail(path, "tiling.stream", f"expected an axis ({', '.join(AXES)}) that is not tiled, got {stream!r}")
+    sizes = {k: _positive_int(path, f"tiling.{k}", raw[k]) if raw.get(k) is not None else None
+             for k in ("threads", "shared_memory", "registers")}
+    return Tiling(tile=tile, stream=stream, launch=launch, **sizes)
 
 
 def parse_profile(raw: Any, path: Path) -> ImplProfile:
@@ -158,6 +223,7 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
         raise _fail(path, "kernel", f"expected the name of a module in tcadvisor/gpu/, got {kernel!r}")
     shapes = tuple(raw.get("shapes", ("box", "star", "custom")))
     dims = tuple(int(x) for x in raw.get("dims", (1, 2, 3)))
+    tiling = parse_tiling(raw["tiling"], path) if raw.get("tiling") is not None else None
     return ImplProfile(
         key=path.stem,
         name=str(raw["name"]),
@@ -173,6 +239,7 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
         reference=" ".join(str(raw["reference"]).split()),
         path=path,
         kernel=kernel,
+        tiling=tiling,
     )
 
 

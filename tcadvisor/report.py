@@ -14,6 +14,8 @@ def fnum(x: float | None, digits: int = 4) -> str:
         return "–"
     if x == 0:
         return "0"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
     x = float(f"{x:.12g}")  # drop floating-point noise such as 960.0000000000001
     if float(x).is_integer() and abs(x) < 10 ** (digits + 2):
         return str(int(x))
@@ -113,6 +115,8 @@ def format_advice(adv: Advice) -> str:
     for opt in adv.options:
         if opt.available and opt.decision:
             lines.append(f"{opt.label} vs CUDA cores at t = {opt.fuse}: {opt.decision}.")
+    if adv.model != "base":
+        lines.append(model_line(adv))
     best = []
     for unit in UNITS:
         b = adv.best[unit]
@@ -120,6 +124,23 @@ def format_advice(adv: Advice) -> str:
     lines.append(f"Best fusion depth per unit (t = {depth_range(adv.searched)}): " + "; ".join(best) + ".")
     lines += ["", "Verdict: " + adv.verdict_text]
     return "\n".join(lines)
+
+
+def model_line(adv: Advice) -> str:
+    """One line: which options the refined model applies to, and why the others use the base model."""
+    refined = [o for o in adv.options if o.available and o.model == "refined"]
+    base = [o for o in adv.options if o.available and o.model != "refined"]
+    parts = []
+    if refined:
+        parts.append("refined for " + ", ".join(f"{o.label} ({o.model_note})" for o in refined))
+    if base:
+        from .impls import catalog
+
+        names = ", ".join(dict.fromkeys(o.impl.name for o in base))
+        tiled = ", ".join(p.name for p in catalog().values() if p.tiling is not None and p.unit in {o.unit for o in base})
+        parts.append(f"base for {names} (no tiling declared, so the base model with {adv.gpu.name}'s ceilings"
+                     + (f"; implementations that declare theirs: {tiled}, chosen with --impl" if tiled else "") + ")")
+    return f"Model {adv.model}: " + "; ".join(parts) + "."
 
 
 def _clean(x):
@@ -131,7 +152,7 @@ def _clean(x):
 
 
 def option_dict(opt: Option) -> dict:
-    out = {"unit": opt.unit, "available": opt.available, "fuse": opt.fuse}
+    out = {"unit": opt.unit, "available": opt.available, "fuse": opt.fuse, "model": opt.model}
     if not opt.available:
         out["reason"] = opt.reason
         out["skipped"] = opt.skipped
@@ -161,7 +182,11 @@ def option_dict(opt: Option) -> dict:
         "executed_flops": opt.executed_flops,
         "gstencils": opt.gstencils,
         "speedup": opt.speedup,
+        "model_note": opt.model_note or None,
     })
+    if opt.terms:
+        out["terms"] = {name: {"value": _clean(value), "note": opt.term_notes.get(name, "")}
+                        for name, value in opt.terms.items()}
     if opt.is_tensor:
         out["scenario"] = opt.scenario
         out["decision"] = opt.decision
@@ -193,6 +218,7 @@ def advice_dict(adv: Advice) -> dict:
         "fuse": adv.fuse,
         "fused_points": st.fused_points(adv.fuse) if adv.fuse else None,
         "dtype": adv.dtype,
+        "model": adv.model,
         "gpu": adv.gpu.name,
         "gpu_key": adv.gpu.key,
         "bandwidth": adv.gpu.bandwidth.value,

@@ -9,21 +9,26 @@ from __future__ import annotations
 
 from .advisor import AlphaChoice, cuda_core_peak, evaluate_unit, implementations, _unavailable
 from .hardware import UNITS, GpuSpec
+from .queryargs import DEFAULT_FUSES, DEFAULT_RADII
 from .stencil import SHAPES, Stencil, check_fuse
 
 #: Columns of :func:`sweep`'s DataFrame.
 COLUMNS = ["gpu", "gpu_name", "stencil", "shape", "dims", "radius", "fuse", "unit", "impl", "precision", "mma",
            "peak", "available", "reason", "alpha", "alpha_source", "beta", "flops_per_point", "bytes_per_point",
-           "intensity", "ridge", "bound", "gstencils", "speedup", "scenario"]
+           "intensity", "ridge", "bound", "gstencils", "speedup", "scenario", "model"]
 
 
-def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=range(1, 9), fuses=range(1, 17),
-          impls=None, alpha: "AlphaChoice | str | float | None" = None):
+def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT_RADII, fuses=DEFAULT_FUSES,
+          impls=None, alpha_choice: "AlphaChoice | str | float | None" = None, model: str = "base", *,
+          alpha: "AlphaChoice | str | float | None" = None):
     """One row per (radius, t, unit); columns :data:`COLUMNS`.
 
     ``alpha_source`` is ``constructed``, ``paper`` or ``user`` for Tensor Core rows
     and empty for CUDA cores; ``mma`` is the instruction executed and ``peak`` its
-    FLOP/s.  Depths beyond the work budget come back unavailable with the reason.
+    FLOP/s; ``model`` is the variant the row was evaluated with (``refined`` only
+    where the implementation declares its tiling).  ``alpha=`` is ``alpha_choice``
+    as ``--alpha`` spells it.  Depths beyond the work budget come back unavailable
+    with the reason.
     """
     import pandas as pd
 
@@ -35,7 +40,12 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=range(1
         raise TcAdvisorError(f"shape {shape!r} is not one of {', '.join(SHAPES)}")
     dims, dtype, gpu = check_dims(dims), as_dtype(dtype), as_gpu(gpu)
     chosen = as_impls(impls)
-    choice = AlphaChoice.parse(alpha)
+    if alpha is not None and alpha_choice is not None:
+        raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
+    choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
+    from .model import get_variant
+
+    variant = get_variant(model).name
     radii = [check_radius(r) for r in radii]
     fuses = [check_fuse(t) for t in fuses]
     rows = []
@@ -47,7 +57,8 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=range(1
         for unit in UNITS:
             impl, why = used[unit]
             options = ([_unavailable(unit, t, why, impl) for t in fuses] if why is not None
-                       else evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak))
+                       else evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak, model=variant,
+                                          cc_impl=None if cc_why else cc_impl))
             for opt in options:
                 rows.append({
                     "gpu": gpu.short, "gpu_name": gpu.name, "stencil": stencil.name, "shape": shape, "dims": dims,
@@ -65,5 +76,6 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=range(1
                     "gstencils": opt.gstencils,
                     "speedup": opt.speedup if opt.speedup is not None else float("nan"),
                     "scenario": opt.scenario if opt.scenario is not None else 0,
+                    "model": opt.model if opt.available else variant,
                 })
     return pd.DataFrame(rows, columns=COLUMNS)

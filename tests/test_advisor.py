@@ -1,4 +1,4 @@
-"""The advisor on the cases the paper and SPEC spell out, plus its search and error behaviour."""
+"""The advisor on the cases the paper spells out (its Tables 2-4), plus its search and error behaviour."""
 import math
 from fractions import Fraction
 
@@ -22,7 +22,7 @@ def by_unit(adv):
 
 
 def test_box3d1r_fused3_double_spec_example():
-    """SPEC §3 case 5 / the issue's example: scenario 4, β = 4.23 > 1.005, Tensor Cores lose, R ≈ 0.24."""
+    """Table 3 case 5 of the paper (docs/model.md, eq. 19): scenario 4, β = 4.23 > 1.005, Tensor Cores lose, R ≈ 0.24."""
     adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=3, alpha="paper")
     o = by_unit(adv)
     tc = o["tensor_core"]

@@ -20,7 +20,7 @@ def test_required_gpus_are_bundled():
 def test_default_is_the_papers_a100():
     spec = default_spec()
     assert spec.key == "a100-80gb-pcie"
-    # SPEC §3: the paper's hardware numbers
+    # the paper's hardware numbers ("Do We Need Tensor Cores for Stencil Computations?", §3.3 and §5.1)
     assert spec.bandwidth.value == 1935e9
     assert spec.peak("cuda_core", "fp64") == 9.7e12
     assert spec.peak("tensor_core", "fp64") == 19.5e12

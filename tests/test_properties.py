@@ -111,8 +111,9 @@ def test_speedup_continuous_across_ridges(c, which):
 def test_vectorised_million_configurations():
     rng = np.random.default_rng(0)
     n = 10**6
-    out = model.evaluate(rng.integers(1, 500, n).astype(float), rng.integers(1, 17, n).astype(float),
-                         rng.uniform(1, 20, n), rng.uniform(0.05, 1, n), 8.0, 2e12, 1e13, 2e13)
+    out = model.evaluate(K=rng.integers(1, 500, n).astype(float), t=rng.integers(1, 17, n).astype(float),
+                         beta=rng.uniform(1, 20, n), alpha=rng.uniform(0.05, 1, n), S=8.0, B=2e12, P_cc=1e13,
+                         P_tc=2e13)
     assert out["R"].shape == (n,)
     assert set(np.unique(out["scenario"])) <= {1.0, 2.0, 3.0, 4.0}
     assert np.all(np.isfinite(out["R"]))

@@ -45,7 +45,7 @@ def test_fused_weights_are_t_steps():
 # ----------------------------------------------------------------------------- ConvStencil
 
 def test_convstencil_paper_alpha_values():
-    # SPEC §4: box n_k = 7 on m8n8k4 -> 392/832 against padded operands
+    # docs/model.md, "α by construction": box n_k = 7 on m8n8k4 -> 392/832 against padded operands
     con = convstencil.construct(Stencil.box(2, 1).fused_mask(3).astype(float), M8N8K4)
     assert con.alpha == Fraction(392, 832)
     assert con.details["K_pad"] == 52 and con.details["N_pad"] == 8

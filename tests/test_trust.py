@@ -145,7 +145,7 @@ def test_half_on_v100_names_what_is_missing():
 
 _LATEX_COMMANDS = {"noindent", "begin", "end", "frac", "left", "right", "cdot", "times", "text", "mathrm", "alpha",
                    "beta", "rho", "min", "max", "approx", "geq", "leq", "_", "%", "&", "#", "textbackslash", "$",
-                   "sum", "binom", "lceil", "rceil", "infty"}
+                   "sum", "binom", "lceil", "rceil", "infty", "eta", "omega"}
 
 
 def check_latex(doc: str) -> None:
@@ -169,7 +169,9 @@ def check_latex(doc: str) -> None:
 
 
 @pytest.mark.parametrize("args", [["Box-3D1R", "--fuse", "3"], ["Star-2D2R", "--fuse", "2", "--dtype", "float"],
-                                  ["Box-2D1R", "--fuse", "1", "--dtype", "half", "--gpu", "v100"]])
+                                  ["Box-2D1R", "--fuse", "1", "--dtype", "half", "--gpu", "v100"],
+                                  ["Box-2D1R", "--fuse", "3", "--dtype", "float", "--gpu", "h100", "--model", "refined",
+                                   "--impl", "tcadvisor-cc", "--impl", "tcadvisor-tc"]])
 def test_latex_is_valid(run_cli, args):
     r = run_cli("explain", *args, "--latex")
     assert r.returncode == 0, r.stderr

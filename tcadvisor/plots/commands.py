@@ -11,6 +11,7 @@ import sys
 
 from ..errors import TcAdvisorError
 from ..arguments import parse_int_list
+from ..queryargs import DEFAULT_FUSES, DEFAULT_RADII, add_model_argument, add_query_arguments, range_text
 
 #: Shared with the Python API, which checks its arguments the same way.
 __all__ = ["parse_int_list", "gpus_from_arg", "impls_from_args", "register"]
@@ -44,7 +45,7 @@ def _wrote(path, what: str) -> None:
 
 
 def cmd_map(args) -> int:
-    from ..advisor import AlphaChoice
+    from ..alpha_policy import AlphaChoice
     from ..dtypes import parse_dtype
     from ..stencil import check_fuse, check_radius
     from .output import output_format, write_csv, write_figure
@@ -54,13 +55,14 @@ def cmd_map(args) -> int:
     fuses = parse_int_list(args.fuse, "--fuse", check_fuse)
     gpus, note = gpus_from_arg(args.gpu)
     impls = impls_from_args(args.impl)
-    alpha = AlphaChoice.parse(args.alpha)
+    alpha_choice = AlphaChoice.parse(args.alpha)
     out = args.output or f"map-{args.shape}{args.dims}d-{'-'.join(g.short for g in gpus)}-{dtype}.html"
     output_format(out)  # a bad suffix is reported before any work
 
     from .maps import map_data, map_figure
 
-    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls,
+                    alpha_choice=alpha_choice, model=args.model)
     if note:
         print(f"tcadvisor: {note}", file=sys.stderr)
     fig = map_figure(data, title=args.title)
@@ -73,7 +75,7 @@ def cmd_map(args) -> int:
 
 
 def cmd_roofline(args) -> int:
-    from ..cli import advice_from_args
+    from ..queryargs import advice_from_args
     from .output import output_format, write_figure
 
     out = args.output or f"roofline-{re.sub(r'[^A-Za-z0-9]+', '', str(args.stencil))}.html"
@@ -146,8 +148,6 @@ OUTPUT_NOTE = ("Files are replaced atomically (a full disk keeps the previous fi
 def register(sub, commands: dict) -> None:
     import argparse
 
-    from ..cli import add_query_arguments
-
     p = sub.add_parser("map", help="sweet-spot map: speedup of dense and sparse Tensor Cores over CUDA cores "
                                    "across radius x fusion depth (HTML, PNG, SVG; --csv for the data)",
                        epilog=OUTPUT_NOTE)
@@ -156,13 +156,15 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
     p.add_argument("--shape", default="box", choices=("box", "star"), help="stencil shape (default box)")
     p.add_argument("--dims", default=2, type=int, choices=(1, 2, 3), help="dimensionality (default 2)")
-    p.add_argument("--radii", default="1-8", metavar="RANGE", help="radii r, a range or list (default 1-8)")
-    p.add_argument("--fuse", "-t", default="1-16", metavar="RANGE",
-                   help="fusion depths t, a range or list (default 1-16)")
+    p.add_argument("--radii", default=range_text(DEFAULT_RADII), metavar="RANGE",
+                   help=f"radii r, a range or list (default {range_text(DEFAULT_RADII)})")
+    p.add_argument("--fuse", "-t", default=range_text(DEFAULT_FUSES), metavar="RANGE",
+                   help=f"fusion depths t, a range or list (default {range_text(DEFAULT_FUSES)})")
     p.add_argument("--impl", action="append", default=[], metavar="NAME",
                    help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
     p.add_argument("--alpha", help="α for Tensor Core units: 'paper', 'constructed', or a number in (0, 1] "
                                    "(default: the advisor's; hover a cell for α and its source)")
+    add_model_argument(p)
     p.add_argument("--title", help="figure title (default: describes the map)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="output file: .html (self-contained: Plotly's JavaScript embedded, opens offline, one "

@@ -23,7 +23,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..advisor import TIE_TOLERANCE as TIE, best_index, sweep
+from ..advisor import TIE_TOLERANCE as TIE, AlphaChoice, best_index, sweep
+from ..queryargs import DEFAULT_FUSES, DEFAULT_RADII
 from ..dtypes import BYTES
 from ..errors import TcAdvisorError
 from ..hardware import UNIT_LABELS, UNITS
@@ -43,8 +44,9 @@ WIN = 1 + TIE
 # --------------------------------------------------------------------------- data
 
 
-def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = range(1, 9),
-             fuses: Iterable[int] | str = range(1, 17), impls=None, alpha=None) -> pd.DataFrame:
+def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = DEFAULT_RADII,
+             fuses: Iterable[int] | str = DEFAULT_FUSES, impls=None, alpha_choice: AlphaChoice | None = None,
+             model: str = "base", *, alpha=None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
     Arguments are read as the ``map`` command reads its options, with its
@@ -52,8 +54,9 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     'box' or 'star'; ``dims`` 1–3; ``dtype`` any alias ('fp32', 'float64');
     ``gpus`` one spec or name, 'a100,h100', or a list of specs and names;
     ``radii``/``fuses`` ints, ranges ('1-8') or lists; ``impls`` profiles or
-    names; ``alpha`` 'paper', 'constructed', a number in (0, 1] or an
-    :class:`~tcadvisor.advisor.AlphaChoice` (default: the advisor's).
+    names; ``alpha_choice`` 'paper', 'constructed', a number in [1e-6, 1] or an
+    :class:`~tcadvisor.advisor.AlphaChoice` (default: the advisor's; ``alpha=`` is the
+    same argument as ``--alpha`` spells it); ``model`` the variant, ``base`` or ``refined``.
 
     One row per (gpu, radius, fuse, unit) with the sweep's columns (among them
     ``alpha``, ``alpha_source`` and, from advisors that give them, ``mma`` and
@@ -68,10 +71,12 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     gpus = as_gpus(gpus)
     radii = int_list(radii, "radii", check_radius)
     fuses = int_list(fuses, "fusion depths", check_fuse)
-    impls, alpha = as_impls(impls), as_alpha(alpha)
+    if alpha is not None and alpha_choice is not None:
+        raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
+    impls, choice = as_impls(impls), as_alpha(alpha if alpha is not None else alpha_choice)
     frames = []
     for order, gpu in enumerate(gpus):
-        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha=alpha)
+        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha_choice=choice, model=model)
         df.insert(2, "gpu_order", order)
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)

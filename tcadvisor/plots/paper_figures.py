@@ -36,8 +36,8 @@ from ..impls import default_impls, find_impl
 from ..stencil import parse_stencil
 from . import style
 from ..arguments import as_gpu
-from .roofline import (TERA, add_bands, add_ceilings, add_operating_points, ceilings_of, evaluate, intensity_grid,
-                       ridge_point, roof)
+from .. import model
+from .roofline import TERA, add_bands, add_ceilings, add_operating_points, ceilings_of, intensity_grid, ridge_point, roof
 
 PANEL = ("(a)", "(b)", "(c)", "(d)")
 
@@ -55,7 +55,7 @@ def _advise(name: str, dtype: str, gpu: GpuSpec, fuse: int, alpha: Fraction | No
     ``reproduce-paper`` does) whatever the advisor's default α is.
     """
     choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice.parse("paper")
-    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha=choice, max_fuse=fuse)
+    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha_choice=choice, max_fuse=fuse)
 
 
 def _needs(gpu: GpuSpec, figure: str, units: tuple[str, ...], dtypes=("double", "float")) -> list[str]:
@@ -147,7 +147,8 @@ def find_example(gpu: GpuSpec, scenario: int, win: bool | None = None) -> Advice
 def _profitable_band(opt_cc, opt_tc, gpu: GpuSpec, grid: np.ndarray) -> tuple[float, float] | None:
     """Intensities I_TC at which Tensor Cores would beat this CUDA-core point (R > 1), from the model."""
     i_cc = opt_cc.intensity
-    out = evaluate(i_cc, 1.0, grid / i_cc, 1.0, 1.0, gpu.bandwidth.value, opt_cc.peak, opt_tc.peak)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = model.compare_at_intensity(i_cc, grid, gpu.bandwidth.value, opt_cc.peak, opt_tc.peak)
     wins = grid[(np.asarray(out["R"]) > 1 + TIE) & (grid >= i_cc)]
     return (float(wins.min()), float(wins.max())) if len(wins) else None
 
@@ -215,9 +216,10 @@ def fig8_scenarios(gpu: GpuSpec) -> go.Figure:
 
 
 def _plane(gpu: GpuSpec, p_cc: float, p_tc: float, i_cc: np.ndarray, i_tc: np.ndarray) -> dict:
-    """The model over the (I_CC, I_TC) plane: I_CC = K·t/S with K = I_CC, t = S = 1, and β/α = I_TC/I_CC."""
+    """The model's comparison over the (I_CC, I_TC) plane (:func:`tcadvisor.model.compare_at_intensity`)."""
     cc, tc = np.meshgrid(i_cc, i_tc)
-    out = evaluate(cc, 1.0, tc / cc, 1.0, 1.0, gpu.bandwidth.value, p_cc, p_tc)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = model.compare_at_intensity(cc, tc, gpu.bandwidth.value, p_cc, p_tc)
     reachable = tc >= cc * (1 - 1e-12)  # β ≥ 1 and α ≤ 1, so I_TC ≥ I_CC
     return {"R": np.where(reachable, np.asarray(out["R"], dtype=float), np.nan),
             "scenario": np.where(reachable, np.asarray(out["scenario"], dtype=float), np.nan)}

@@ -6,10 +6,9 @@ throughput of Tensor Cores is their executed throughput scaled by α/β.  Both
 are immediate on a log-log roofline: the executed point sits on the Tensor
 Core roof, the useful point α/β lower, the CUDA-core point on its own roof.
 
-Every curve is evaluated by :func:`tcadvisor.model.evaluate` (eq. 5 through
-eqs. 8 and 11 with K·t/S set to the intensity), and every point is an
-:class:`~tcadvisor.advisor.Option` of an :class:`~tcadvisor.advisor.Advice`;
-nothing here re-states the model.
+Every curve is the model's eq. 5 at an intensity (:func:`tcadvisor.model.roof`),
+and every point is an :class:`~tcadvisor.advisor.Option` of an
+:class:`~tcadvisor.advisor.Advice`; nothing here re-states the model.
 """
 from __future__ import annotations
 
@@ -33,28 +32,19 @@ TEXT_POSITION = {"cuda_core": "bottom right", "tensor_core": "middle right", "sp
 BAND_COLORS = ("rgba(120,120,120,0.10)", "rgba(27,120,55,0.10)", "rgba(31,119,180,0.08)", "rgba(217,95,2,0.08)")
 
 
-def evaluate(*args) -> dict:
-    """:func:`tcadvisor.model.evaluate` with every input broadcast to one shape (its piecewise outputs need it)."""
-    arrays = np.broadcast_arrays(*[np.asarray(a, dtype=float) for a in args])
-    with np.errstate(invalid="ignore", over="ignore"):  # an infinite peak (the bare B·I line) leaves NaNs elsewhere
-        return model.evaluate(*arrays)
-
-
 def roof(bandwidth: float, peak: float, intensity) -> np.ndarray:
-    """Attainable FLOP/s at ``intensity`` for a unit of ``peak`` (eq. 5, as the model evaluates it).
+    """Attainable FLOP/s at ``intensity`` for a unit of ``peak`` (the model's eq. 5).
 
-    An intensity I is the model's CUDA-core case with K·t/S = I (K = I, t = S = 1);
     ``peak = inf`` gives the bandwidth line B·I alone.
     """
     intensity = np.asarray(intensity, dtype=float)
-    out = evaluate(intensity, 1.0, 1.0, 1.0, 1.0, bandwidth, peak, peak)
-    return np.broadcast_to(np.asarray(out["P_cc"], dtype=float), intensity.shape)
+    out = model.roof(intensity, bandwidth, peak)
+    return np.broadcast_to(np.asarray(out, dtype=float), intensity.shape)
 
 
 def ridge_point(bandwidth: float, peak: float) -> float:
     """The ridge point ρ = P/B of a unit of ``peak`` (the model's ρ_CC with that peak)."""
-    out = evaluate(1.0, 1.0, 1.0, 1.0, 1.0, bandwidth, peak, peak)
-    return float(np.asarray(out["rho_cc"], dtype=float))
+    return float(model.ridge(bandwidth, peak))
 
 
 def option_mma(opt: Option) -> str | None:

@@ -1,0 +1,88 @@
+"""What a query is made of, once: its command-line arguments and the default ranges it searches.
+
+``advise``, ``explain``, ``roofline`` (and any command that answers one query)
+share :func:`add_query_arguments` and :func:`advice_from_args`; ``map`` and the
+Python API share the default depth and radius ranges.  Keeping them here, rather
+than in :mod:`tcadvisor.cli`, lets the modules that add subcommands
+(:mod:`tcadvisor.plots.commands`, ...) use them without importing the CLI that
+imports them.  Only the standard library and :mod:`tcadvisor.errors` are
+imported at the top: the parser is built for every command.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+#: Deepest fusion the best-depth search covers unless told otherwise.
+DEFAULT_MAX_FUSE = 16
+#: Fusion depths and radii a map or sweep covers unless told otherwise.
+DEFAULT_FUSES = range(1, DEFAULT_MAX_FUSE + 1)
+DEFAULT_RADII = range(1, 9)
+#: Model variants ``--model`` accepts (:data:`tcadvisor.model.VARIANTS`, repeated here so that
+#: building the parser does not import SymPy; a test keeps the two equal).
+MODELS = ("base", "refined")
+
+
+def range_text(values: range) -> str:
+    """``range(1, 17)`` as the CLI writes it: ``1-16``."""
+    return f"{values.start}-{values.stop - 1}"
+
+
+def integer(name: str):
+    """An argparse type: an integer, or a one-line usage error naming the option."""
+    def convert(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
+    return convert
+
+
+def add_model_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="base", type=str.lower, choices=MODELS,
+                   help="base: the paper's roofline model with α and β (default); refined: adds the tile halos, "
+                        "tile loads, achievable ceilings, overlap and on-chip capacity of implementations that "
+                        "declare their tiling (the bundled kernels); others use the base model and the answer says so")
+
+
+def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = None) -> None:
+    """The arguments of one query: stencil, depth, dtype, GPU, implementations, α, depth search, model."""
+    p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...) "
+                                   "or a file of offsets (.txt, .yaml, .json)")
+    p.add_argument("--fuse", "-t", type=integer("--fuse"), default=fuse_default,
+                   help="fusion depth t (time steps per sweep); default: each unit at its best depth"
+                   if fuse_default is None else f"fusion depth t (default {fuse_default})")
+    p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
+    p.add_argument("--gpu", help="GPU spec: a name or alias from 'tcadvisor gpus', or a YAML file; "
+                                 "default: the detected GPU, else the embedded A100 80GB PCIe")
+    p.add_argument("--impl", action="append", default=[], metavar="NAME",
+                   help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
+    p.add_argument("--alpha", help="α for Tensor Core options: default: constructed for this fused stencil and "
+                                   "instruction wherever the implementation has a construction, else its published "
+                                   "constant (and the answer says so); 'paper' (the published constants, as the "
+                                   "paper's tables use them), 'constructed', or a number in [1e-6, 1]")
+    p.add_argument("--max-fuse", type=integer("--max-fuse"), default=None,
+                   help=f"deepest fusion searched for the best depth (default {DEFAULT_MAX_FUSE}; a --fuse beyond "
+                        "it is searched too)")
+    add_model_argument(p)
+
+
+def advice_from_args(args):
+    """The :class:`~tcadvisor.advisor.Advice` for parsed query arguments (a note on stderr if the GPU was guessed)."""
+    from .advisor import advise
+    from .alpha_policy import AlphaChoice
+    from .arguments import as_impls
+    from .dtypes import parse_dtype
+    from .hardware import resolve_gpu
+    from .stencil import parse_stencil
+
+    stencil = parse_stencil(args.stencil)
+    dtype = parse_dtype(args.dtype)
+    alpha_choice = AlphaChoice.parse(args.alpha)
+    resolved = resolve_gpu(args.gpu)
+    impls = as_impls(args.impl)
+    adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls, alpha_choice=alpha_choice,
+                 max_fuse=args.max_fuse, model=getattr(args, "model", "base"))
+    if resolved.note:  # said only once the query is valid, so an error stays a single line
+        print(f"tcadvisor: {resolved.note}", file=sys.stderr)
+    return adv
