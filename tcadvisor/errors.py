@@ -14,3 +14,17 @@ class TcAdvisorError(ValueError):
 
 class UnavailableError(TcAdvisorError):
     """A requested combination does not exist on this hardware (e.g. sparse FP64)."""
+
+
+class WorkBudgetExceeded(TcAdvisorError):
+    """A query would take more time or memory than tcadvisor allows for one answer.
+
+    Raised *before* the work starts, from an estimate, so that every query
+    answers or refuses quickly.  The message names the stencil, the fusion depth,
+    the estimated work and the deepest depth that fits the budget; ``deepest``
+    carries that depth (0 if none) for callers that search over depths.
+    """
+
+    def __init__(self, message: str, deepest: int = 0):
+        super().__init__(message)
+        self.deepest = deepest
