@@ -59,28 +59,16 @@ class AlphaChoice:
         return cls("value", value)
 
 
-#: Fused kernels up to this many cells are constructed as matrices; larger ones are counted.
-CONSTRUCT_LIMIT = 20**3
-
-
-@lru_cache(maxsize=4096)
 def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str) -> Fraction:
     """α counted from the operands ``transform`` builds for the t-step fused stencil.
 
-    Small fused kernels are built as the padded matrices the transformation
-    uploads; very large ones (sweeps reach radius·t of 128) are counted by the
-    transformation's ``count``, which the tests prove equal to the construction.
+    :func:`tcadvisor.transforms.alpha_for` (cached; closed forms for box and
+    star stencils at any radius and depth, which the tests prove equal to the
+    constructed matrices; custom stencils within a work budget).
     """
     from . import transforms
 
-    mask = stencil.fused_mask(fuse)
-    if mask.size > CONSTRUCT_LIMIT:
-        useful, executed = transforms.counter(transform)(mask, shape)
-        return Fraction(useful, executed)
-    kwargs = {}
-    if transform == "spider":
-        kwargs = {"keep": 1, "group": 2} if precision == "tf32" else {"keep": 2, "group": 4}
-    return transforms.construction(transform)(mask.astype(np.float64), shape, **kwargs).alpha
+    return transforms.alpha_for(transform, stencil, fuse, shape, precision).alpha
 
 
 def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str, gpu: GpuSpec) -> MmaShape | None:
@@ -94,7 +82,8 @@ def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str, 
     if len(candidates) > 1 and impl.alpha is not None and impl.alpha.construction is not None:
         from . import transforms
 
-        return transforms.least_padding_shape(impl.alpha.construction, stencil.fused_mask(fuse), candidates)
+        return transforms.least_padding_shape(impl.alpha.construction, stencil, candidates, fuse=fuse,
+                                              precision=precision)
     return candidates[0] if candidates else None
 
 

@@ -193,7 +193,7 @@ def cmd_reproduce(args) -> int:
 
 #: Modules that add subcommands: ``register(subparsers, COMMANDS)``.  They must
 #: import their heavy dependencies (plotly, CuPy) inside the handlers only.
-EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands")
+EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands", "tcadvisor.transforms.commands")
 
 COMMANDS = {
     "advise": cmd_advise,

@@ -18,6 +18,7 @@ import difflib
 import itertools
 import json
 import re
+from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -62,6 +63,53 @@ def check_fuse(fuse) -> int:
     return int(fuse)
 
 
+class BoxOffsets(_Sequence):
+    """The sorted offsets of a box, without storing them: (2r+1)^d tuples are built only when iterated.
+
+    A Box-3D64R has 2.1 million offsets (200 MB as tuples); stencils are hashed
+    and compared on every cached query, so a box keeps only (dims, radius).
+    """
+
+    __slots__ = ("dims", "radius")
+
+    def __init__(self, dims: int, radius: int):
+        self.dims, self.radius = dims, radius
+
+    def __len__(self) -> int:
+        return (2 * self.radius + 1) ** self.dims
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        side, out = 2 * self.radius + 1, []
+        for _ in range(self.dims):
+            index, digit = divmod(index, side)
+            out.append(digit - self.radius)
+        return tuple(reversed(out))
+
+    def __iter__(self):
+        return itertools.product(range(-self.radius, self.radius + 1), repeat=self.dims)
+
+    def __contains__(self, point) -> bool:
+        return len(point) == self.dims and all(-self.radius <= v <= self.radius for v in point)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, BoxOffsets):
+            return (self.dims, self.radius) == (other.dims, other.radius)
+        return isinstance(other, tuple) and len(other) == len(self) and tuple(self) == other
+
+    def __hash__(self) -> int:
+        return hash(("box-offsets", self.dims, self.radius))
+
+    def __repr__(self) -> str:
+        return f"BoxOffsets(dims={self.dims}, radius={self.radius})"
+
+
 @dataclass(frozen=True)
 class Stencil:
     """A stencil's support: the offsets read to update one point (and optionally their weights)."""
@@ -70,16 +118,14 @@ class Stencil:
     shape: str  # "box", "star" or "custom"
     dims: int
     radius: int  # largest |offset| along any axis
-    offsets: tuple[tuple[int, ...], ...]
+    offsets: Sequence[tuple[int, ...]]  # a tuple; a box keeps a lazy BoxOffsets
     weights: tuple[float, ...] | None = None  # one per offset (non-zero), or None: generic weights
 
     # ----------------------------------------------------------------- constructors
     @classmethod
     def box(cls, dims: int, radius: int) -> "Stencil":
         dims, radius = _check_dims(dims), check_radius(radius)
-        rng = range(-radius, radius + 1)
-        offsets = tuple(itertools.product(rng, repeat=dims))
-        return cls(f"Box-{dims}D{radius}R", "box", dims, radius, offsets)
+        return cls(f"Box-{dims}D{radius}R", "box", dims, radius, BoxOffsets(dims, radius))
 
     @classmethod
     def star(cls, dims: int, radius: int) -> "Stencil":
@@ -131,7 +177,7 @@ class Stencil:
             if ref.offsets == unique:
                 if name is None and wts is None:
                     return ref
-                return cls(name or ref.name, ref.shape, dims_, radius, unique, wts)
+                return cls(name or ref.name, ref.shape, dims_, radius, ref.offsets, wts)
         return cls(name or f"Custom-{dims_}D{len(unique)}P", "custom", dims_, radius, unique, wts)
 
     # ----------------------------------------------------------------- model quantities
@@ -160,6 +206,8 @@ class Stencil:
 
     @property
     def is_symmetric(self) -> bool:
+        if self.shape in SHAPES:
+            return True
         pts = set(self.offsets)
         return all(tuple(-v for v in p) in pts for p in pts)
 
@@ -167,6 +215,8 @@ class Stencil:
     def mask(self) -> np.ndarray:
         """Boolean array of side 2·radius+1, True where an offset is read."""
         size = 2 * self.radius + 1
+        if self.shape == "box":
+            return np.ones((size,) * self.dims, dtype=bool)
         out = np.zeros((size,) * self.dims, dtype=bool)
         for off in self.offsets:
             out[tuple(v + self.radius for v in off)] = True

@@ -89,17 +89,28 @@ def test_bad_alpha(text):
 
 
 def test_construction_missing_is_a_clean_error():
+    import dataclasses
+
+    from tcadvisor.impls import AlphaSource
+
+    paper_only = dataclasses.replace(find_impl("LoRAStencil"), alpha=AlphaSource(paper=Fraction(49, 144)))
     with pytest.raises(TcAdvisorError, match="LoRAStencil has no α construction"):
-        advise(parse_stencil("Box-2D3R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("LoRAStencil")},
+        advise(parse_stencil("Box-2D3R"), "double", A100, fuse=1, impls={"tensor_core": paper_only},
                alpha=AlphaChoice.parse("constructed"))
+
+
+def test_lorastencil_constructed_alpha_is_the_papers_count():
+    adv = advise(parse_stencil("Box-2D3R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("LoRAStencil")},
+                 alpha=AlphaChoice.parse("constructed"))
+    assert by_unit(adv)["tensor_core"].alpha == Fraction(49, 144)
 
 
 def test_impl_limits_shown_as_unavailable():
     st = Stencil.from_offsets([(0, 0), (1, 0), (0, 1)])  # asymmetric, not a box
     adv = advise(st, "double", A100, fuse=2, impls={"tensor_core": find_impl("LoRAStencil")})
     tc = by_unit(adv)["tensor_core"]
-    assert not tc.available and "box stencils only" in tc.reason
-    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("TCStencil")})
+    assert not tc.available and "symmetric" in tc.reason
+    adv = advise(parse_stencil("Box-1D1R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("TCStencil")})
     assert "2D" in by_unit(adv)["tensor_core"].reason
 
 

@@ -34,6 +34,7 @@ point none.  With weights, the actual fused weights are decomposed.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from math import gcd
 
 import numpy as np
@@ -138,15 +139,22 @@ def mma_per_term(m: int, h: int, shape: MmaShape) -> int:
     return first + second
 
 
+@lru_cache(maxsize=4096)
 def best_tile(h: int, shape: MmaShape) -> tuple[int, int]:
-    """(tile edge m, MMAs per term) minimising MMAs per output point; ties to the smaller tile."""
+    """(tile edge m, MMAs per term) minimising MMAs per output point; ties to the smaller tile.
+
+    The optimum lies near m = √2·h (the chain's cost per point is about
+    (m+2h)(m+h)/m), so multiples of lcm(m_inst, n_inst) up to 4h are searched.
+    """
     unit = shape.m * shape.n // gcd(shape.m, shape.n)
-    best = None
-    for m in range(unit, 4 * h + 4 * unit + 1, unit):
-        mma = mma_per_term(m, h, shape)
-        if best is None or Fraction(mma, m * m) < Fraction(best[1], best[0] ** 2):
-            best = (m, mma)
-    return best
+    m = np.arange(unit, 4 * h + 4 * unit + 1, unit, dtype=np.int64)
+    span = m + 2 * h
+    mma = (m // shape.m) * (-(-span // shape.n)) * (-(-span // shape.k)) \
+        + (m // shape.m) * (m // shape.n) * (-(-span // shape.k))
+    ratio = mma / (m * m).astype(float)
+    near = np.flatnonzero(ratio <= ratio.min() * (1 + 1e-9))
+    best = min(near, key=lambda i: (Fraction(int(mma[i]), int(m[i]) ** 2), int(m[i])))
+    return int(m[best]), int(mma[best])
 
 
 def _geometry(h: int, terms: int, shape: MmaShape, P: int, methods: dict) -> tuple[Fraction, dict]:

@@ -93,49 +93,61 @@ def plane_width(k_cols: int, N: int, Nc: int, nu0: int | None, sparse: bool) -> 
     return 2 * max(-(-k_cols // 2), N - nu0)
 
 
-def _star_centrals(r: int, t: int, r1: int, r2: int) -> np.ndarray:
-    """Central columns of the fused 2D stars of depth 0..t (an array), in closed form.
+def _star_centrals(r: int, t: int, r1: np.ndarray, r2: np.ndarray, all_depths: bool) -> np.ndarray:
+    """Central columns of the fused 2D stars of depth 0..t (or t only), for every layout, in closed form.
 
     A column is central iff the r2 × r1 window fits inside the star; the star is
     the union of the rectangles |y| ≤ rj, |x| ≤ r(τ−j), so the window positions
     form a staircase of rectangles g(j) × h(τ−j) (g(j) = 2rj+2−r2, h(i) = 2ri+2−r1,
     clipped at 0) whose union is Σ_j g(j)h(τ−j) − Σ_j g(j)h(τ−1−j): a
-    convolution over all depths at once.
+    convolution over the depths.  Returns layouts × depths (or layouts × 1).
     """
     j = np.arange(t + 1, dtype=np.int64)
-    g = np.maximum(0, 2 * r * j + 2 - r2)
-    h = np.maximum(0, 2 * r * j + 2 - r1)
-    conv = np.convolve(g, h)[: t + 1]
-    return conv - np.concatenate(([0], conv[:-1]))
+    g = np.maximum(0, 2 * r * j[None, :] + 2 - r2[:, None])
+    h = np.maximum(0, 2 * r * j[None, :] + 2 - r1[:, None])
+    if not all_depths:
+        at_t = (g * h[:, ::-1]).sum(axis=1)
+        before = (g[:, :t] * h[:, :t][:, ::-1]).sum(axis=1) if t else 0
+        return (at_t - before)[:, None]
+    conv = np.zeros_like(g)
+    for k in range(t + 1):
+        conv[:, k:] += g[:, k:k + 1] * h[:, : t + 1 - k]
+    return conv - np.concatenate((np.zeros((len(r1), 1), dtype=np.int64), conv[:, :-1]), axis=1)
 
 
-def _structured_planes(support, r1: int, r2: int) -> list[tuple[int, int, int, int, int]]:
-    """(multiplicity, P, k′, N, N_c) per plane group of a box or star support."""
-    out = []
-    for mult, plane in support.planes():
-        if isinstance(plane, BoxSupport):
-            k = plane.side
-            ky = 1 if plane.dims == 1 else k
-            k_cols = (ky + r2 - 1) * (k + r1 - 1)
-            nc = max(0, ky - r2 + 1) * max(0, k - r1 + 1)
-            out.append((mult, plane.P, k_cols, k_cols, nc))
-        else:
-            raise TypeError(plane)
-    return out
+def _structured_counts(support, layouts, sparse: bool) -> dict[str, np.ndarray]:
+    """k′ (before) and K (after conversion) summed over planes, for every layout, from closed forms.
 
-
-def _star_planes(support: StarSupport, r1: int, r2: int) -> tuple[np.ndarray, ...]:
-    """Vectors over the plane depths τ (with multiplicities) of a 2D or 3D fused star."""
-    r, t = support.r, support.t
-    taus = np.arange(t + 1, dtype=np.int64) if support.dims == 3 else np.array([t], dtype=np.int64)
-    mult = np.where(taus == t, 1, 2 * r) if support.dims == 3 else np.array([1])
-    k = 2 * r * taus + 1
-    P = 1 + 4 * r * taus + 2 * r * r * taus * (taus - 1)
-    k_cols = (k + r2 - 1) * (k + r1 - 1)
-    N = P + (r2 - 1) * k + (r1 - 1) * (k + r2 - 1)
-    central = _star_centrals(r, t, r1, r2)
-    Nc = central if support.dims == 3 else central[-1:]
-    return mult, P, k_cols, N, Nc
+    Box planes: k′ = (ky+r2−1)(kx+r1−1), every column non-zero, N_c =
+    (ky−r2+1)⁺(kx−r1+1)⁺.  Fused-star planes of depth τ: N = P + (r2−1)k +
+    (r1−1)(k+r2−1) non-zero columns (the dilation of a centred, row-convex set)
+    and N_c from :func:`_star_centrals`.
+    """
+    r1 = np.array([a for a, _ in layouts], dtype=np.int64)[:, None]
+    r2 = np.array([b for _, b in layouts], dtype=np.int64)[:, None]
+    if isinstance(support, StarSupport):
+        r, t = support.r, support.t
+        three = support.dims == 3
+        taus = np.arange(t + 1, dtype=np.int64) if three else np.array([t], dtype=np.int64)
+        mult = np.where(taus == t, 1, 2 * r) if three else np.array([1], dtype=np.int64)
+        k = 2 * r * taus + 1
+        P = 1 + 4 * r * taus + 2 * r * r * taus * (taus - 1)
+        k_cols = (k + r2 - 1) * (k + r1 - 1)
+        N = P + (r2 - 1) * k + (r1 - 1) * (k + r2 - 1)
+        Nc = _star_centrals(r, t, r1[:, 0], r2[:, 0], three)
+    elif isinstance(support, BoxSupport):
+        (mult_, plane), = support.planes()
+        mult = np.array([mult_], dtype=np.int64)
+        k = plane.side
+        ky = 1 if plane.dims == 1 else k
+        k_cols = (ky + r2 - 1) * (k + r1 - 1)
+        N = k_cols
+        Nc = np.maximum(0, ky - r2 + 1) * np.maximum(0, k - r1 + 1)
+    else:
+        raise TypeError(support)
+    width = 2 * np.maximum(-(-k_cols // 2), Nc + -(-(N - Nc) // 2)) if sparse else k_cols
+    return {"k_before": (mult * k_cols).sum(axis=1), "K": (mult * width).sum(axis=1),
+            "central": (mult * Nc).sum(axis=1), "zero_columns": (mult * (k_cols - N)).sum(axis=1)}
 
 
 # --------------------------------------------------------------------------- masks (custom kernels)
@@ -231,15 +243,8 @@ def _evaluate(planes_k: int, P: int, r1: int, r2: int, shape: MmaShape) -> tuple
 
 def _layout_counts(support, r1: int, r2: int, sparse: bool, exact_masks: bool) -> dict:
     """K before (Σ k′) and after conversion, summed over planes, for one layout."""
-    if isinstance(support, StarSupport):
-        mult, P, k_cols, N, Nc = _star_planes(support, r1, r2)
-        widths = 2 * np.maximum(-(-k_cols // 2), Nc + -(-(N - Nc) // 2)) if sparse else k_cols
-        return {"k_before": int((mult * k_cols).sum()), "K": int((mult * widths).sum()),
-                "central": int((mult * Nc).sum()), "zero_columns": int((mult * (k_cols - N)).sum())}
-    if isinstance(support, BoxSupport):
-        (mult, P, k_cols, N, Nc), = _structured_planes(support, r1, r2)
-        return {"k_before": mult * k_cols, "K": mult * plane_width(k_cols, N, Nc, None, sparse),
-                "central": mult * Nc, "zero_columns": 0}
+    if isinstance(support, (StarSupport, BoxSupport)):
+        return {key: int(v[0]) for key, v in _structured_counts(support, [(r1, r2)], sparse).items()}
     k_before = K = central = zeros = 0
     for mult, mask in _trimmed_planes(support):
         k_cols, N, Nc = _mask_plane_stats(mask, r1, r2)
@@ -277,14 +282,15 @@ def _best_layout(support, shape: MmaShape, sparse: bool) -> tuple[tuple[int, int
             if best is None or alpha > best[0] or (alpha == best[0] and key < best[2]):
                 best = (alpha, (r1, r2), key, c)
         return best[1], best[3]
+    counts = _structured_counts(support, space, sparse)
     best = None
-    for r1, r2 in space:
-        c = _layout_counts(support, r1, r2, sparse, exact_masks=False)
-        alpha = _evaluate(c["K"], P, r1, r2, shape)[0]
-        key = (-alpha, r1 * r2, c["K"], (r1, r2))
+    for i, (r1, r2) in enumerate(space):
+        alpha = _evaluate(int(counts["K"][i]), P, r1, r2, shape)[0]
+        key = (-alpha, r1 * r2, int(counts["K"][i]), (r1, r2))
         if best is None or key < best[0]:
-            best = (key, (r1, r2), c)
-    return best[1], best[2]
+            best = (key, i)
+    i = best[1]
+    return space[i], {key: int(v[i]) for key, v in counts.items()}
 
 
 def _details(layout, c: dict, P: int, shape: MmaShape, sparse: bool) -> tuple[dict, Fraction]:
