@@ -241,14 +241,20 @@ class Stencil:
         """
         fuse = check_fuse(fuse)
         big = 2 * self.radius * fuse + 1
-        if big ** self.dims > MAX_CUSTOM_CELLS:
-            deepest = max(0, int(((MAX_CUSTOM_CELLS ** (1 / self.dims)) - 1) // (2 * self.radius)))
-            while deepest and (2 * self.radius * deepest + 1) ** self.dims > MAX_CUSTOM_CELLS:
-                deepest -= 1
+        pts = None if self.shape in SHAPES else np.array(self.offsets)
+        over_work = pts is not None and (minkowski.work(pts, fuse) > minkowski.WORK_BUDGET
+                                         or minkowski.cells(pts, fuse) > minkowski.MAX_CELLS)
+        if big ** self.dims > MAX_CUSTOM_CELLS or over_work:
+            deepest = 0
+            while (2 * self.radius * (deepest + 1) + 1) ** self.dims <= MAX_CUSTOM_CELLS:
+                deepest += 1
+            if pts is not None:
+                deepest = min(deepest, minkowski.deepest_within_budget(pts))
             raise WorkBudgetExceeded(
                 f"fusion depth {fuse} is too deep to build the fused mask of {self.name}: "
-                f"{big}^{self.dims} cells (at most {MAX_CUSTOM_CELLS:.2g}); the deepest depth within budget "
-                f"is t = {deepest}", deepest=deepest)
+                f"{big}^{self.dims} cells (at most {MAX_CUSTOM_CELLS:.2g} cells and "
+                f"{minkowski.WORK_BUDGET:.2g} cell updates); the deepest depth within budget is t = {deepest}",
+                deepest=deepest)
         if self.shape == "box":
             return np.ones((big,) * self.dims, dtype=bool)
         if self.shape == "star":

@@ -23,7 +23,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ..errors import TcAdvisorError
+from ..errors import TcAdvisorError, WorkBudgetExceeded
 from ..mma import MmaShape
 from .base import AlphaCount, Construction, check_precision
 
@@ -76,8 +76,10 @@ def _check(mod: ModuleType, dims: int) -> None:
 
 def construct(name: str, weights, shape, precision: str = "fp64", **options) -> Construction:
     """Build transformation ``name``'s operands for a weight array (small kernels; see :func:`alpha_for`)."""
+    from .base import check_weights
+
     mod = module(name)
-    w = np.asarray(weights, dtype=np.float64)
+    w = check_weights(weights)
     _check(mod, w.ndim)
     return mod.construct(w, _shape(shape), precision=check_precision(precision), **options)
 
@@ -103,9 +105,30 @@ def _alpha_for(name: str, stencil, fuse: int, shape: MmaShape, precision: str, o
     mod = module(name)
     _check(mod, stencil.dims)
     support = fused_support(stencil, check_fuse(fuse))
-    result = mod.count(support, shape, precision=check_precision(precision), **dict(options))
+    try:
+        result = mod.count(support, shape, precision=check_precision(precision), **dict(options))
+    except WorkBudgetExceeded as exc:
+        raise _with_depth(exc, mod, stencil, fuse) from None
     details = {"stencil": stencil.name, "fuse": fuse, "support": support.describe(), **result.details}
     return AlphaCount(result.transform, result.shape, result.precision, result.useful, result.executed, details)
+
+
+def _extents(stencil, fuse: int) -> tuple[int, ...]:
+    """Bounding-box sides of the fused support (exact: the box of t·S is t times the box of S)."""
+    if stencil.shape in ("box", "star"):
+        return (2 * stencil.radius * fuse + 1,) * stencil.dims
+    pts = np.array(stencil.offsets)
+    return tuple(int(span) * fuse + 1 for span in pts.max(axis=0) - pts.min(axis=0))
+
+
+def _with_depth(exc: WorkBudgetExceeded, mod: ModuleType, stencil, fuse: int) -> WorkBudgetExceeded:
+    """The transformation's budget error, naming the stencil, the depth and the deepest depth within budget."""
+    deepest = 0
+    cost = getattr(mod, "mask_cost", None)
+    if cost is not None:
+        deepest = next((t for t in range(fuse - 1, 0, -1) if cost(_extents(stencil, t)) <= mod.MASK_COST_BUDGET), 0)
+    return WorkBudgetExceeded(f"{stencil.name} fused x{fuse}: {exc}; the deepest depth within budget is "
+                              f"t = {deepest}", deepest=deepest)
 
 
 def alpha_for(transform: str, stencil, fuse: int, shape, precision: str, **options) -> AlphaCount:

@@ -30,7 +30,9 @@ def _targets(impl_name: str | None, dtype: str | None) -> list[dict]:
     from . import PAPER_SETTING, module, names
 
     dtype = parse_dtype(dtype) if dtype else None
-    if impl_name is not None and impl_name.strip().lower() in names():
+    profile_names = {p.name.lower() for p in catalog().values()} | {p.key.lower() for p in catalog().values()}
+    bare = impl_name is not None and impl_name.strip().lower() not in profile_names
+    if bare and impl_name.strip().lower() in names():
         key = impl_name.strip().lower()
         mod = module(key)
         if dtype is None:

@@ -176,10 +176,28 @@ def _check_dims(dims: int) -> None:
                              "rank-1 decomposition into U·X·V chains")
 
 
+#: Largest Σ n³ (side³ summed over planes) decomposed numerically for one query (≈ 1 s of SVDs).
+MASK_COST_BUDGET = 1_000_000_000
+
+
+def mask_cost(extents: tuple[int, ...]) -> int:
+    """Work estimate of decomposing a kernel numerically: side³ per plane (the plane arrays are centred cubes)."""
+    side = 2 * max((e - 1) // 2 if e % 2 else e // 2 for e in extents) + 1
+    return side ** 3 * (side if len(extents) == 3 else 1)
+
+
 def count(support, shape: MmaShape, precision: str = "fp64") -> AlphaCount:
     """Terms per plane from the support (or its weights), times the U·X·V cost of the best tile."""
     _check_dims(support.dims)
     weights = support.weights()
+    if weights is not None or isinstance(support, MaskSupport):
+        work = mask_cost((support.side,) * support.dims)
+        if work > MASK_COST_BUDGET:
+            from ..errors import WorkBudgetExceeded
+
+            raise WorkBudgetExceeded(
+                f"LoRAStencil: decomposing this kernel numerically (side {support.side}, {support.dims}D) needs "
+                f"~{work:.2g} operations, over the budget of {MASK_COST_BUDGET:.2g}")
     methods: dict[str, int] = {}
     terms = 0
     if weights is not None:

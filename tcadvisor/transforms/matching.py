@@ -19,21 +19,23 @@ from collections import deque
 from typing import Sequence
 
 
-def max_matching(adj: Sequence[Sequence[int]]) -> list[int]:
+def max_matching(adj: Sequence[Sequence[int]], initial: list[int] | None = None) -> list[int]:
     """A maximum matching of the undirected graph ``adj`` (neighbour lists): ``mate[v]`` or −1.
 
     Edmonds' algorithm: grow alternating trees from each free vertex by BFS,
     contract odd cycles (blossoms) onto their base, augment along the first
     path found.  O(V³); used on graphs of at most a few thousand vertices.
+    ``initial`` is a matching to start from (default: a greedy one).
     """
     n = len(adj)
-    mate = [-1] * n
-    for v in range(n):  # greedy start: most vertices are matched before any search
-        if mate[v] == -1:
-            for u in adj[v]:
-                if mate[u] == -1 and u != v:
-                    mate[u], mate[v] = v, u
-                    break
+    mate = list(initial) if initial is not None else [-1] * n
+    if initial is None:
+        for v in range(n):  # greedy start: most vertices are matched before any search
+            if mate[v] == -1:
+                for u in adj[v]:
+                    if mate[u] == -1 and u != v:
+                        mate[u], mate[v] = v, u
+                        break
 
     def augment_from(root: int) -> bool:
         used = [False] * n
@@ -92,9 +94,12 @@ def max_matching(adj: Sequence[Sequence[int]]) -> list[int]:
                     queue.append(mate[u])
         return False
 
+    matched = sum(1 for v in range(n) if mate[v] != -1)
     for v in range(n):
-        if mate[v] == -1 and adj[v]:
-            augment_from(v)
+        if n - matched <= 1:  # ⌊n/2⌋ pairs: nothing can augment
+            break
+        if mate[v] == -1 and len(adj[v]) and augment_from(v):
+            matched += 2
     return mate
 
 
@@ -131,3 +136,31 @@ def two_level_matching(blocks: int, block_size: int, k_rows: int, k_cols: int) -
                 pairs.append((x * block_size + u, -1))
                 zeros += 1
     return pairs, zeros
+
+
+def max_matching_dense(compatible) -> list[int]:
+    """A maximum matching of the graph given as a symmetric boolean adjacency matrix.
+
+    A vectorised greedy pass (lowest degree first, each vertex taking its free
+    neighbour of lowest degree) usually reaches ⌊n/2⌋ pairs on the dense
+    compatibility graphs of column pairing, which proves it maximum; only
+    otherwise does Edmonds' algorithm continue from it.
+    """
+    import numpy as np
+
+    adj = np.asarray(compatible, dtype=bool)
+    n = adj.shape[0]
+    deg = adj.sum(axis=1)
+    free = np.ones(n, dtype=bool)
+    mate = [-1] * n
+    for v in np.argsort(deg, kind="stable"):
+        if not free[v]:
+            continue
+        cand = np.flatnonzero(adj[v] & free)
+        if cand.size:
+            u = int(cand[np.argmin(deg[cand])])
+            mate[v], mate[u] = u, int(v)
+            free[v] = free[u] = False
+    if n - 2 * sum(1 for v in range(n) if mate[v] > v) <= 1:
+        return mate
+    return max_matching([list(np.flatnonzero(row)) for row in adj], initial=mate)

@@ -49,7 +49,7 @@ from ..errors import TcAdvisorError, WorkBudgetExceeded
 from ..mma import MmaShape
 from .base import (SPARSITY, AlphaCount, Construction, check_structure, check_weights, kernel_planes, mma_sp_tiled,
                    mma_tiled, pad_to)
-from .matching import max_matching, two_level_matching
+from .matching import max_matching_dense, two_level_matching
 from .support import BoxSupport, MaskSupport, StarSupport
 
 NAME = "sparstencil"
@@ -59,10 +59,18 @@ SPARSE = True
 SEARCH_2D = tuple((r1, r2) for r1 in range(1, 17) for r2 in range(1, 17) if r1 * r2 <= 64)
 SEARCH_1D = tuple((r1, 1) for r1 in range(1, 65))
 SEARCH_NOTE = "r1, r2 in 1..16 with r1*r2 <= 64 (1D: r2 = 1, r1 in 1..64)"
-#: Largest number of crushed-matrix columns, summed over planes and layouts, counted for a custom kernel.
-MASK_WORK_BUDGET = 40_000_000
+#: Largest custom kernel (bounding-box cells) searched with exact matchings (about 1 s at the limit).
+MASK_COST_BUDGET = 80 * 80
 #: Largest number of columns one exact matching is run on.
-MAX_MATCHING_COLUMNS = 2_500
+MAX_MATCHING_COLUMNS = 4_000
+
+
+def mask_cost(extents: tuple[int, ...]) -> int:
+    """Work estimate of counting a custom kernel: the cells of its bounding box."""
+    out = 1
+    for e in extents:
+        out *= int(e)
+    return out
 
 
 def _sparse(precision: str) -> bool:
@@ -146,8 +154,26 @@ def _structured_counts(support, layouts, sparse: bool) -> dict[str, np.ndarray]:
     else:
         raise TypeError(support)
     width = 2 * np.maximum(-(-k_cols // 2), Nc + -(-(N - Nc) // 2)) if sparse else k_cols
-    return {"k_before": (mult * k_cols).sum(axis=1), "K": (mult * width).sum(axis=1),
-            "central": (mult * Nc).sum(axis=1), "zero_columns": (mult * (k_cols - N)).sum(axis=1)}
+    out = {"k_before": (mult * k_cols).sum(axis=1), "K": (mult * width).sum(axis=1),
+           "central": (mult * Nc).sum(axis=1), "zero_columns": (mult * (k_cols - N)).sum(axis=1)}
+    if isinstance(support, BoxSupport) and sparse:
+        out["p_two_level"] = mult[0] * two_level_zeros(ky, k, r1[:, 0], r2[:, 0])
+    return out
+
+
+def two_level_zeros(ky: int, kx: int, r1, r2):
+    """Zero columns the paper's two-level matching appends for a ky × kx box (closed form of Algorithm 1).
+
+    Blocks (m = ky + r2 − 1 of them) s1 = max(⌊m/2⌋, ky) apart are paired:
+    min(m − s1, s1) pairs, the other blocks left alone; in each of those, columns
+    (g = kx + r1 − 1) s2 = max(⌊g/2⌋, kx) apart are paired the same way, and the
+    columns left alone each get a zero column.
+    """
+    m = ky + np.asarray(r2) - 1
+    g = kx + np.asarray(r1) - 1
+    s1 = np.maximum(m // 2, ky)
+    s2 = np.maximum(g // 2, kx)
+    return (m - 2 * np.minimum(m - s1, s1)) * (g - 2 * np.minimum(g - s2, s2))
 
 
 # --------------------------------------------------------------------------- masks (custom kernels)
@@ -213,7 +239,7 @@ def exact_pairs(a: np.ndarray) -> tuple[list[tuple[int, int]], int, int]:
     sub = a[:, other].astype(np.int32)
     compatible = (sub.T @ sub) == 0
     np.fill_diagonal(compatible, False)
-    mate = max_matching([list(np.flatnonzero(row)) for row in compatible])
+    mate = max_matching_dense(compatible)
     pairs = [(int(other[i]), int(other[j])) for i, j in enumerate(mate) if j > i]
     alone = [int(other[i]) for i, j in enumerate(mate) if j == -1] + [int(c) for c in central]
     nu0 = len(pairs)
@@ -246,6 +272,7 @@ def _layout_counts(support, r1: int, r2: int, sparse: bool, exact_masks: bool) -
     if isinstance(support, (StarSupport, BoxSupport)):
         return {key: int(v[0]) for key, v in _structured_counts(support, [(r1, r2)], sparse).items()}
     k_before = K = central = zeros = 0
+    two: int | None = 0 if sparse else None
     for mult, mask in _trimmed_planes(support):
         k_cols, N, Nc = _mask_plane_stats(mask, r1, r2)
         nu0 = exact_pairs(crushed(mask, r1, r2))[2] if (exact_masks and sparse) else None
@@ -253,7 +280,11 @@ def _layout_counts(support, r1: int, r2: int, sparse: bool, exact_masks: bool) -
         K += mult * plane_width(k_cols, N, Nc, nu0, sparse)
         central += mult * Nc
         zeros += mult * (k_cols - N)
-    return {"k_before": k_before, "K": K, "central": central, "zero_columns": zeros}
+        if two is not None and mask.all():
+            two += mult * int(two_level_zeros(mask.shape[0], mask.shape[1], r1, r2))
+        else:
+            two = None
+    return {"k_before": k_before, "K": K, "central": central, "zero_columns": zeros, "p_two_level": two}
 
 
 def _best_layout(support, shape: MmaShape, sparse: bool) -> tuple[tuple[int, int], dict]:
@@ -261,11 +292,11 @@ def _best_layout(support, shape: MmaShape, sparse: bool) -> tuple[tuple[int, int
     space = search_space(support.dims)
     P = support.P
     if isinstance(support, MaskSupport):
-        cols = sum(sum(mult * (m.shape[0] + r2 - 1) * (m.shape[1] + r1 - 1) for mult, m in _trimmed_planes(support))
-                   for r1, r2 in space)
-        if cols > MASK_WORK_BUDGET:
-            raise WorkBudgetExceeded(f"SparStencil: searching {len(space)} layouts of this custom kernel means "
-                                     f"{cols:.2g} crushed columns, over the budget of {MASK_WORK_BUDGET:.2g}")
+        planes = _trimmed_planes(support)
+        cells = sum(mult * m.size for mult, m in planes)
+        if cells > MASK_COST_BUDGET:
+            raise WorkBudgetExceeded(f"SparStencil: pairing the columns of a custom kernel of {cells} bounding-box "
+                                     f"cells exactly is over the budget of {MASK_COST_BUDGET} cells")
         # Upper bounds assume perfect pairing; the exact matching is run in order of bound until none can win.
         bounds = []
         for r1, r2 in space:
@@ -299,6 +330,7 @@ def _details(layout, c: dict, P: int, shape: MmaShape, sparse: bool) -> tuple[di
     executed = Fraction(m_pad * k_pad, r1 * r2)
     details = {"r1": r1, "r2": r2, "M": r1 * r2, "M_pad": m_pad, "k_before": c["k_before"],
                "p": c["K"] - c["k_before"], "K": c["K"], "K_pad": k_pad,
+               "p_two_level": c.get("p_two_level"),
                "central_columns": c["central"], "zero_columns_of_A": c["zero_columns"],
                "alpha_before_conversion": Fraction(P, c["k_before"]), "alpha_after_conversion": Fraction(P, c["K"]),
                "sparse": sparse, "search": SEARCH_NOTE,
@@ -389,7 +421,9 @@ def construct(weights: np.ndarray, shape: MmaShape, precision: str = "fp16", r1:
     if sparse and not check_structure(operand != 0, keep, group):
         raise AssertionError("column pairing failed to give 1:2 structure")
     P = int(np.count_nonzero(w))
-    c = {"k_before": k_before, "K": K, "central": None, "zero_columns": None}
+    two = [i.get("p_two_level") for i in infos]
+    c = {"k_before": k_before, "K": K, "central": None, "zero_columns": None,
+         "p_two_level": sum(two) if sparse and two and all(v is not None for v in two) else None}
     details, executed = _details((r1, r2), c, P, shape, sparse)
     details.update(columns=columns + [None] * (k_pad - K), planes=infos, z_offset=R if w.ndim == 3 else 0,
                    sparsity=f"{keep}:{group}" if sparse else "dense")

@@ -152,8 +152,9 @@ class StarSupport(Support):
         return sum(-(-np.abs(a) // self.r) for a in axes) <= self.t
 
     def describe(self) -> str:
-        base = f"star of radius {self.r}" + (f" fused x{self.t}" if self.t > 1 else "")
-        return f"{base} (radius {self.R}, {self.P} points)"
+        if self.t <= 1:
+            return f"star of radius {self.R} ({self.P} points)"
+        return f"star of radius {self.r} fused x{self.t} (radius {self.R}, {self.P} points)"
 
 
 class MaskSupport(Support):
