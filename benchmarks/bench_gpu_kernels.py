@@ -5,7 +5,7 @@ depths, CuPy ``correlate`` and cuDNN (PyTorch) one step per call, each checked
 against the float64 reference, timed with CUDA events (median of repeats), and
 set against the model's bound computed with measured ceilings: the copy
 bandwidth measured at the start of this run, and the compute peaks of
-``--ceilings`` (default: the project's measured H100 file, SPEC §8).
+``--ceilings`` (default: the project's measured H100 file, hwspecs/h100-sxm-measured.yaml).
 
     python benchmarks/bench_gpu_kernels.py --out validation/results/h100-... [--quick]
 

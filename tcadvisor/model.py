@@ -1,7 +1,7 @@
 """The roofline model with the sparsity factor α and the fusion redundancy β, in SymPy.
 
 This module is the single source of truth for every equation of the model
-(numbered as in "Do We Need Tensor Cores for Stencil Computations?", SPEC §2).
+(numbered as in "Do We Need Tensor Cores for Stencil Computations?").
 Everything numeric in tcadvisor (the advisor, sweet-spot maps, the paper's
 tables) calls functions *lambdified from these expressions*; nothing re-types
 them.  Units are SI throughout: bytes, FLOPs, bytes/s, FLOP/s.
@@ -16,7 +16,7 @@ Why the model looks the way it does:
   padded operands too: C_TC = 2·K·t·β/α with β = K_t/(t·K).  Only the fraction
   α/β of what they execute is useful work.
 * The comparison of the two units falls into four scenarios depending on which
-  side of its ridge point each unit's intensity lies (SPEC §2, eqs. 14–19).
+  side of its ridge point each unit's intensity lies (the paper's eqs. 14–19).
 """
 from __future__ import annotations
 

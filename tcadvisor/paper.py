@@ -1,7 +1,7 @@
 """The paper's Tables 2, 3 and 4 (analytical columns), and the model's values next to them.
 
 The printed values are data transcribed from "Do We Need Tensor Cores for
-Stencil Computations?" (SPEC §3); the model's values are computed by
+Stencil Computations?"; the model's values are computed by
 :func:`tcadvisor.model.evaluate` on the paper's GPU (the bundled A100 80GB PCIe
 spec).  A computed value *matches* a printed one when it rounds to it at the
 printed number of decimals (either rounding convention: the paper rounds
@@ -218,5 +218,5 @@ def format_tables(tables: dict[str, list[Row]]) -> str:
         out.append("")
     expected = len(INCONSISTENT)
     out.append(f"{mismatches} printed value(s) differ from the model; {expected} of them flagged as the paper's own "
-               "inconsistency (see SPEC §3).")
+               "inconsistency (explained beside the value).")
     return "\n".join(out)
