@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import time
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from tcadvisor.stencil import Stencil, load_stencil_file
 from tcadvisor.transforms import (PAPER_SETTING, alpha_for, construct, count_support, least_padding_shape, module,
                                   names)
 from tcadvisor.transforms.sparstencil import SEARCH_2D, exact_pairs, crushed
-from tcadvisor.transforms.support import (BoxSupport, MaskSupport, StarSupport, fused_support, generic_weights,
+from tcadvisor.transforms.support import (MaskSupport, StarSupport, fused_support, generic_weights,
                                           star_points)
 
 SETTINGS = {"convstencil": [("fp64", "m8n8k4"), ("tf32", "m16n8k8")],

@@ -17,7 +17,6 @@ One entry point for everything that needs α: :func:`alpha_for`.
 from __future__ import annotations
 
 import importlib
-from fractions import Fraction
 from functools import lru_cache
 from types import ModuleType
 
@@ -145,17 +144,6 @@ def alpha_for(transform: str, stencil, fuse: int, shape, precision: str, **optio
     return _alpha_for(key, stencil, fuse, _shape(shape), precision, tuple(sorted(options.items())))
 
 
-def counter(name: str):
-    """``count(mask, shape)`` → (useful, executed) MACs per output point, for a mask (compatibility helper)."""
-    def count(mask, shape, precision: str | None = None):
-        from .support import MaskSupport
-
-        prec = precision or ("fp16" if module(name).SPARSE else "fp64")
-        res = count_support(name, MaskSupport(np.asarray(mask) != 0), shape, prec)
-        return res.useful, res.executed
-    return count
-
-
 def least_padding_shape(name: str, stencil_or_support, candidates, fuse: int = 1, precision: str | None = None):
     """Of ``candidates`` (preferred first), the instruction whose padded operands waste least.
 
@@ -185,4 +173,4 @@ def least_padding_shape(name: str, stencil_or_support, candidates, fuse: int = 1
 
 
 __all__ = ["AlphaCount", "Construction", "PAPER_SETTING", "alpha_for", "construct", "construction", "count_support",
-           "counter", "emulate", "least_padding_shape", "module", "names"]
+           "emulate", "least_padding_shape", "module", "names"]

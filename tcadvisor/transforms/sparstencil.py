@@ -41,7 +41,6 @@ How it works, for a 2D kernel whose bounding box is ky × kx:
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
