@@ -122,6 +122,8 @@ def _extents(stencil, fuse: int) -> tuple[int, ...]:
 
 def _with_depth(exc: WorkBudgetExceeded, mod: ModuleType, stencil, fuse: int) -> WorkBudgetExceeded:
     """The transformation's budget error, naming the stencil, the depth and the deepest depth within budget."""
+    if "deepest depth within budget" in str(exc):  # already complete (the fused weights' own budget)
+        return exc
     deepest = 0
     cost = getattr(mod, "mask_cost", None)
     if cost is not None:

@@ -30,7 +30,7 @@ from ..stencil import Stencil
 
 #: Largest float64 weight array of a fused stencil that is computed (cells; 8 bytes each).
 MAX_WEIGHT_CELLS = 5_000_000
-#: Fused weights whose magnitude is below this fraction of the largest are exact cancellations.
+#: A fused weight (mixed signs) this small relative to the magnitudes summed into it is an exact cancellation.
 ZERO_TOLERANCE = 1e-12
 
 
@@ -273,8 +273,9 @@ class _WeightedStar(StarSupport):
 def fused_weight_array(stencil: Stencil, fuse: int) -> np.ndarray:
     """The weights of the ``fuse``-step fused stencil (t-fold self-convolution), within budget.
 
-    Computed by direct summation in float64; entries below ``ZERO_TOLERANCE``
-    times the largest are exact cancellations and set to zero.
+    Computed by direct summation in float64; with weights of mixed sign, entries
+    within rounding of zero (relative to the magnitudes summed into them) are
+    exact cancellations and set to zero.
     """
     base = stencil.weight_array()
     if base is None:
@@ -282,6 +283,7 @@ def fused_weight_array(stencil: Stencil, fuse: int) -> np.ndarray:
     side = 2 * stencil.radius * fuse + 1
     pts = np.argwhere(base != 0)
     work = len(pts) * sum((2 * stencil.radius * s + 1) ** stencil.dims for s in range(1, fuse))
+    work *= 1 if _same_sign(stencil.weights) else 2  # mixed signs: the magnitudes are convolved too
     if side ** stencil.dims > MAX_WEIGHT_CELLS or work > minkowski.WORK_BUDGET // 8:
         deepest = 1
         while (2 * stencil.radius * (deepest + 1) + 1) ** stencil.dims <= MAX_WEIGHT_CELLS and \
@@ -297,10 +299,17 @@ def fused_weight_array(stencil: Stencil, fuse: int) -> np.ndarray:
 
 @lru_cache(maxsize=4)
 def _cached_fused_weights(stencil: Stencil, fuse: int) -> np.ndarray:
+    """Weights of one sign cannot cancel; with mixed signs an entry is an exact cancellation when it is
+    within rounding of zero *relative to the magnitudes summed into it* (the t-fold convolution of |w|),
+    so fused weights spanning many orders of magnitude keep their small entries."""
     from ..reference import fused_weights
 
-    w = fused_weights(stencil.weight_array(), fuse)
-    w[np.abs(w) <= ZERO_TOLERANCE * np.abs(w).max()] = 0.0
+    base = stencil.weight_array()
+    w = fused_weights(base, fuse)
+    if not _same_sign(stencil.weights):
+        magnitude = fused_weights(np.abs(base), fuse)
+        terms = len(stencil.offsets) * fuse
+        w[np.abs(w) <= max(ZERO_TOLERANCE, 4 * terms * 2.0 ** -53) * magnitude] = 0.0
     w.setflags(write=False)
     return w
 
