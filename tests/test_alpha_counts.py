@@ -281,6 +281,20 @@ def test_cancelling_weights_drop_out_of_the_fused_support():
     assert alpha_for("convstencil", s, 2, "m8n8k4", "fp64").useful == 3
     with_gap = Stencil.from_offsets([(-1, 0), (0, 0), (1, 0)], weights=[1.0, -2.0, 1.0])
     assert fused_support(with_gap, 2).P == 5
+    # binomial weights span 1 .. C(80, 40) ≈ 1e23: no tiny entry is mistaken for a cancellation
+    binomial = Stencil.from_offsets([(-1,), (0,), (1,)], weights=[1.0, 2.0, 1.0])
+    assert fused_support(binomial, 40).P == 81
+    mixed = Stencil.from_offsets([(-1,), (0,), (1,)], weights=[1.0, -2.0, 1.0])
+    assert fused_support(mixed, 40).P == 81
+
+
+def test_low_rank_weights_can_need_fewer_macs_than_points():
+    """LoRAStencil on a separable kernel: one U·X·V chain computes 49 points with 48 MACs, α > 1 (not clamped)."""
+    offsets = list(itertools.product((-1, 0, 1), repeat=2))
+    sep = np.outer([1.0, 2.0, 1.0], [1.0, 2.0, 1.0])
+    s = Stencil.from_offsets(offsets, weights=[sep[a + 1, b + 1] for a, b in offsets])
+    a = alpha_for("lorastencil", s, 3, "m8n8k4", "fp64")
+    assert (a.useful, a.executed) == (49, 48) and a.alpha > 1
 
 
 # ----------------------------------------------------------------------------- the alpha command
