@@ -5,10 +5,12 @@ The package is organised by what a reader looks for:
 * :mod:`tcadvisor.model`        — the roofline model with α and β, in SymPy (the one source of the equations;
   variants ``base``, the paper's, and ``refined``; written out in ``docs/model.md``)
 * :mod:`tcadvisor.refinement`   — the refined variant's terms for an implementation whose tiling is known
-* :mod:`tcadvisor.stencil`      — stencils, their fused supports, K, K_t and β
+* :mod:`tcadvisor.stencil`      — stencils (optionally weighted), their fused supports, K, K_t and β
+* :mod:`tcadvisor.minkowski`    — exact Minkowski sums of custom stencils within a work budget
 * :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml`` (format: ``docs/hwspec-format.md``)
 * :mod:`tcadvisor.impls`        — implementation profiles from ``models/*.yaml``
-* :mod:`tcadvisor.transforms`   — α by construction (ConvStencil, SPIDER, ...) with NumPy emulations
+* :mod:`tcadvisor.transforms`   — α by construction (ConvStencil, SPIDER, SparStencil, LoRAStencil, TCStencil,
+  the bundled row band) with NumPy emulations; :func:`tcadvisor.transforms.alpha_for` counts it
 * :mod:`tcadvisor.alpha_policy` — which α an option uses and where it came from
 * :mod:`tcadvisor.advisor`      — scenarios, best fusion depth, verdict (:mod:`tcadvisor.wording` words it)
 * :mod:`tcadvisor.sweeps`       — the model over radius × depth grids (what maps draw)

@@ -216,6 +216,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     K = stencil.K
     rows: list[tuple[int, Fraction, ResolvedAlpha | None, tuple[float, str, str]]] = []
     out_of_budget: dict[int, str] = {}
+    cannot: dict[int, str] = {}
     for t in fuses:
         if unit == "cuda_core":
             rows.append((t, Fraction(1), None, _peak(gpu, unit, precision, None)))
@@ -226,11 +227,13 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         except WorkBudgetExceeded as exc:
             out_of_budget[t] = str(exc)
             continue
-        except UnavailableError as exc:
-            return [_unavailable(unit, tt, str(exc), impl) for tt in fuses]
+        except UnavailableError as exc:  # this depth cannot be built (e.g. a fused radius the instruction cannot hold)
+            cannot[t] = str(exc)
+            continue
         rows.append((t, beta, resolved, _peak(gpu, unit, precision, resolved.mma)))
     options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
                                   for t, why_ in out_of_budget.items()}
+    options.update({t: _unavailable(unit, t, why_, impl) for t, why_ in cannot.items()})
     if rows:
         depths = [row[0] for row in rows]
         ts = np.array(depths, dtype=float)

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
-from .errors import TcAdvisorError, UnavailableError
+from .errors import TcAdvisorError, UnavailableError, WorkBudgetExceeded
 from .hardware import GpuSpec
 from .impls import ImplProfile
 from .mma import MmaShape
@@ -144,31 +143,31 @@ def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str,
     if len(candidates) > 1 and construction is not None:
         from . import transforms
 
-        return transforms.least_padding_shape(construction, stencil.fused_mask(fuse), candidates), note
+        return transforms.least_padding_shape(construction, stencil, candidates, fuse=fuse, precision=precision), note
     return candidates[0], note
 
 
 # --------------------------------------------------------------------------- α
 
 
-@lru_cache(maxsize=4096)
 def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str) -> Fraction:
-    """α counted from the operands ``transform`` builds for the t-step fused stencil on ``shape``."""
+    """α counted from the operands ``transform`` builds for the t-step fused stencil on ``shape``.
+
+    :func:`tcadvisor.transforms.alpha_for` (cached; closed forms for box and star
+    stencils at any radius and depth, which the tests prove equal to the built
+    matrices; custom stencils within a work budget, else
+    :class:`~tcadvisor.errors.WorkBudgetExceeded`).  A configuration the
+    transformation cannot build (SPIDER in FP64, a fused radius beyond what the
+    instruction holds) is :class:`~tcadvisor.errors.UnavailableError`.
+    """
     from . import transforms
-    import numpy as np
 
-    mask = stencil.fused_mask(fuse)
-    if mask.size > CONSTRUCT_LIMIT:
-        useful, executed = transforms.counter(transform)(mask, shape)
-        return Fraction(useful, executed)
-    kwargs = {}
-    if transform == "spider":
-        kwargs = {"keep": 1, "group": 2} if precision == "tf32" else {"keep": 2, "group": 4}
-    return transforms.construction(transform)(mask.astype(np.float64), shape, **kwargs).alpha
-
-
-#: Fused kernels up to this many cells are constructed as matrices; larger ones are counted.
-CONSTRUCT_LIMIT = 20**3
+    try:
+        return transforms.alpha_for(transform, stencil, fuse, shape, precision).alpha
+    except (WorkBudgetExceeded, UnavailableError):
+        raise
+    except TcAdvisorError as exc:
+        raise UnavailableError(str(exc)) from None
 
 
 def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse: int,

@@ -200,7 +200,8 @@ def cmd_reproduce(args) -> int:
 
 #: Modules that add subcommands: ``register(subparsers, COMMANDS)``.  They must
 #: import their heavy dependencies (plotly, CuPy) inside the handlers only.
-EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands", "tcadvisor.validate.commands")
+EXTENSIONS = ("tcadvisor.plots.commands", "tcadvisor.gpu.commands", "tcadvisor.validate.commands",
+              "tcadvisor.transforms.commands")
 
 COMMANDS = {
     "advise": cmd_advise,

@@ -17,10 +17,16 @@ class UnavailableError(TcAdvisorError):
 
 
 class WorkBudgetExceeded(TcAdvisorError):
-    """Answering would take more time or memory than the stated work budget.
+    """A query would take more time or memory than tcadvisor allows for one answer.
 
-    Raised *before* the work starts, from an estimate; the message names the
-    query, the estimated work and the largest query within the budget.  The
+    Raised *before* the work starts, from an estimate, so that every query
+    answers or refuses quickly.  The message names the stencil, the fusion depth,
+    the estimated work and the deepest depth that fits the budget; ``deepest``
+    carries that depth (0 if none) for callers that search over depths.  The
     advisor's best-depth search skips such depths and says so; a depth the user
     asked for explicitly is refused with this message (exit status 2).
     """
+
+    def __init__(self, message: str, deepest: int = 0):
+        super().__init__(message)
+        self.deepest = deepest

@@ -228,5 +228,5 @@ def format_tables(tables: dict[str, list[Row]], gpu: GpuSpec | None = None) -> s
         out.append("")
     expected = len(INCONSISTENT)
     out.append(f"{mismatches} printed value(s) differ from the model; {expected} of them flagged as the paper's own "
-               "inconsistency (explained beside the cell).")
+               "inconsistency (explained beside the value).")
     return "\n".join(out)

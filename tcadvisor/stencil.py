@@ -1,9 +1,12 @@
 """Stencils: the set of offsets a point update reads, and what fusing t steps does to it.
 
-A :class:`Stencil` is only its *support* (which neighbours are read); weights
-belong to the kernels that run it.  Box and star stencils have closed forms for
-K and K_t (in :mod:`tcadvisor.model`); any other point set ("custom") gets K_t
-by counting the t-fold Minkowski sum exactly.
+A :class:`Stencil` is its *support* (which neighbours are read) and, optionally,
+one weight per offset.  Without weights it stands for every stencil with that
+support (generic non-zero weights); with weights, transformations whose cost
+depends on the values (LoRAStencil's rank) use them, and zero weights drop out
+of the support.  Box and star stencils have closed forms for K and K_t (in
+:mod:`tcadvisor.model`); any other point set ("custom") gets K_t by counting the
+t-fold Minkowski sum exactly, within a work budget (:mod:`tcadvisor.minkowski`).
 
 Names accepted by :func:`parse_stencil` (case-insensitive, hyphens optional):
 ``Box-3D1R``, ``star2d2r``, the point-count forms ``Box-2D9P``, ``Star-2D13P``,
@@ -15,23 +18,23 @@ import difflib
 import itertools
 import json
 import re
+from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import model
-from .errors import TcAdvisorError
+from . import minkowski, model
+from .errors import TcAdvisorError, WorkBudgetExceeded
 
 SHAPES = ("box", "star")
 MAX_DIMS = 3
 MAX_RADIUS = 64
 MAX_FUSE = 1024
-#: Largest fused bounding box (cells) counted exactly for a custom stencil.
-MAX_CUSTOM_CELLS = 50_000_000
+#: Largest fused mask (cells) ever materialised by :meth:`Stencil.fused_mask`.
+MAX_CUSTOM_CELLS = minkowski.MAX_CELLS
 
 _COMMON_NAMES = {
     "heat1d": ("box", 1, 1),
@@ -83,23 +86,69 @@ def _offset(off) -> tuple[int, ...]:
     return tuple(out)
 
 
+class BoxOffsets(_Sequence):
+    """The sorted offsets of a box, without storing them: (2r+1)^d tuples are built only when iterated.
+
+    A Box-3D64R has 2.1 million offsets (200 MB as tuples); stencils are hashed
+    and compared on every cached query, so a box keeps only (dims, radius).
+    """
+
+    __slots__ = ("dims", "radius")
+
+    def __init__(self, dims: int, radius: int):
+        self.dims, self.radius = dims, radius
+
+    def __len__(self) -> int:
+        return (2 * self.radius + 1) ** self.dims
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        side, out = 2 * self.radius + 1, []
+        for _ in range(self.dims):
+            index, digit = divmod(index, side)
+            out.append(digit - self.radius)
+        return tuple(reversed(out))
+
+    def __iter__(self):
+        return itertools.product(range(-self.radius, self.radius + 1), repeat=self.dims)
+
+    def __contains__(self, point) -> bool:
+        return len(point) == self.dims and all(-self.radius <= v <= self.radius for v in point)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, BoxOffsets):
+            return (self.dims, self.radius) == (other.dims, other.radius)
+        return isinstance(other, tuple) and len(other) == len(self) and tuple(self) == other
+
+    def __hash__(self) -> int:
+        return hash(("box-offsets", self.dims, self.radius))
+
+    def __repr__(self) -> str:
+        return f"BoxOffsets(dims={self.dims}, radius={self.radius})"
+
+
 @dataclass(frozen=True)
 class Stencil:
-    """A stencil's support: the offsets read to update one point."""
+    """A stencil's support: the offsets read to update one point (and optionally their weights)."""
 
     name: str
     shape: str  # "box", "star" or "custom"
     dims: int
     radius: int  # largest |offset| along any axis
-    offsets: tuple[tuple[int, ...], ...]
+    offsets: Sequence[tuple[int, ...]]  # a tuple; a box keeps a lazy BoxOffsets
+    weights: tuple[float, ...] | None = None  # one per offset (non-zero), or None: generic weights
 
     # ----------------------------------------------------------------- constructors
     @classmethod
     def box(cls, dims: int, radius: int) -> "Stencil":
         dims, radius = _check_dims(dims), check_radius(radius)
-        rng = range(-radius, radius + 1)
-        offsets = tuple(itertools.product(rng, repeat=dims))
-        return cls(f"Box-{dims}D{radius}R", "box", dims, radius, offsets)
+        return cls(f"Box-{dims}D{radius}R", "box", dims, radius, BoxOffsets(dims, radius))
 
     @classmethod
     def star(cls, dims: int, radius: int) -> "Stencil":
@@ -116,8 +165,15 @@ class Stencil:
         return cls(f"Star-{dims}D{radius}R", "star", dims, radius, tuple(sorted(offsets)))
 
     @classmethod
-    def from_offsets(cls, offsets: Iterable[Sequence[int]], name: str | None = None) -> "Stencil":
-        """A stencil from any point set; recognised as box or star when it is one."""
+    def from_offsets(cls, offsets: Iterable[Sequence[int]], name: str | None = None,
+                     weights: Sequence[float] | None = None) -> "Stencil":
+        """A stencil from any point set; recognised as box or star when it is one.
+
+        ``weights`` (one per offset) are optional; offsets whose weight is zero
+        are not read and drop out of the support.
+        """
+        if weights is not None:
+            offsets, weights = _drop_zero_weights(list(offsets), weights)
         pts = [_offset(off) for off in offsets]
         if not pts:
             raise TcAdvisorError("a stencil needs at least one offset")
@@ -126,6 +182,7 @@ class Stencil:
             raise TcAdvisorError(f"stencil offsets mix dimensionalities {sorted(dims)}; all must have the same length")
         dims_ = _check_dims(dims.pop())
         unique = tuple(sorted(set(pts)))
+        wts = None if weights is None else _weights_in_order(pts, weights, unique)
         radius = max(abs(v) for p in unique for v in p)
         if radius == 0:
             raise TcAdvisorError("a stencil must reach at least one neighbour (all offsets are 0)")
@@ -133,8 +190,10 @@ class Stencil:
         for shape in SHAPES:
             ref = getattr(cls, shape)(dims_, radius)
             if ref.offsets == unique:
-                return ref if name is None else cls(name, ref.shape, dims_, radius, unique)
-        return cls(name or f"Custom-{dims_}D{len(unique)}P", "custom", dims_, radius, unique)
+                if name is None and wts is None:
+                    return ref
+                return cls(name or ref.name, ref.shape, dims_, radius, ref.offsets, wts)
+        return cls(name or f"Custom-{dims_}D{len(unique)}P", "custom", dims_, radius, unique, wts)
 
     # ----------------------------------------------------------------- model quantities
     @property
@@ -145,11 +204,16 @@ class Stencil:
         return len(self.offsets)
 
     def fused_points(self, fuse: int) -> int:
-        """K_t: points of the t-step fused stencil (exact)."""
+        """K_t: points of the t-step fused stencil (exact).
+
+        Box and star: closed form.  Custom: the exact Minkowski count, which
+        raises :class:`~tcadvisor.errors.WorkBudgetExceeded` (before working)
+        beyond the budget of :mod:`tcadvisor.minkowski`.
+        """
         fuse = check_fuse(fuse)
         if self.shape in SHAPES:
             return model.fused_points(self.shape, self.dims, self.radius, fuse)
-        return int(self.fused_mask(fuse).sum())
+        return minkowski.count(np.array(self.offsets), fuse, self.name)
 
     def beta(self, fuse: int) -> Fraction:
         """Fusion redundancy β = K_t / (t·K), as an exact fraction."""
@@ -157,6 +221,8 @@ class Stencil:
 
     @property
     def is_symmetric(self) -> bool:
+        if self.shape in SHAPES:
+            return True
         pts = set(self.offsets)
         return all(tuple(-v for v in p) in pts for p in pts)
 
@@ -164,50 +230,88 @@ class Stencil:
     def mask(self) -> np.ndarray:
         """Boolean array of side 2·radius+1, True where an offset is read."""
         size = 2 * self.radius + 1
+        if self.shape == "box":
+            return np.ones((size,) * self.dims, dtype=bool)
         out = np.zeros((size,) * self.dims, dtype=bool)
         for off in self.offsets:
             out[tuple(v + self.radius for v in off)] = True
         return out
 
-    @cached_property
-    def _fused_masks(self) -> list[np.ndarray]:
-        return [self.mask()]
+    def weight_array(self) -> np.ndarray | None:
+        """The weights on the array of :meth:`mask` (zeros elsewhere), or None without weights."""
+        if self.weights is None:
+            return None
+        out = np.zeros((2 * self.radius + 1,) * self.dims)
+        for off, w in zip(self.offsets, self.weights):
+            out[tuple(v + self.radius for v in off)] = w
+        return out
 
     def fused_mask(self, fuse: int) -> np.ndarray:
         """Support of the t-step fused stencil: the t-fold Minkowski sum, side 2·radius·t+1.
 
-        Box and star masks follow from their definition; a custom mask is grown
-        one step at a time (each step dilates by the base stencil), which counts
-        the Minkowski sum exactly.
+        Materialised, so bounded: beyond :data:`MAX_CUSTOM_CELLS` cells (or, for a
+        custom stencil, the Minkowski work budget) it raises
+        :class:`~tcadvisor.errors.WorkBudgetExceeded`.  Counting needs no mask:
+        use :meth:`fused_points` and :func:`tcadvisor.transforms.alpha_for`.
         """
         fuse = check_fuse(fuse)
         big = 2 * self.radius * fuse + 1
+        pts = None if self.shape in SHAPES else np.array(self.offsets)
+        over_work = pts is not None and (minkowski.work(pts, fuse) > minkowski.WORK_BUDGET
+                                         or minkowski.cells(pts, fuse) > minkowski.MAX_CELLS)
+        if big ** self.dims > MAX_CUSTOM_CELLS or over_work:
+            deepest = 0
+            while (2 * self.radius * (deepest + 1) + 1) ** self.dims <= MAX_CUSTOM_CELLS:
+                deepest += 1
+            if pts is not None:
+                deepest = min(deepest, minkowski.deepest_within_budget(pts))
+            raise WorkBudgetExceeded(
+                f"fusion depth {fuse} is too deep to build the fused mask of {self.name}: "
+                f"{big}^{self.dims} cells (at most {MAX_CUSTOM_CELLS:.2g} cells and "
+                f"{minkowski.WORK_BUDGET:.2g} cell updates); the deepest depth within budget is t = {deepest}",
+                deepest=deepest)
         if self.shape == "box":
             return np.ones((big,) * self.dims, dtype=bool)
         if self.shape == "star":
             axes = np.ogrid[tuple(slice(-self.radius * fuse, self.radius * fuse + 1) for _ in range(self.dims))]
             steps = sum(-(-np.abs(a) // self.radius) for a in axes)
             return steps <= fuse
-        if big ** self.dims > MAX_CUSTOM_CELLS:
-            raise TcAdvisorError(
-                f"fusion depth {fuse} is too deep to count the fused support of {self.name} exactly "
-                f"({big}^{self.dims} cells; at most {MAX_CUSTOM_CELLS:,} are counted)"
-            )
-        masks = self._fused_masks
-        base = masks[0]
-        offsets = np.argwhere(base) - self.radius
-        while len(masks) < fuse:
-            prev = masks[-1]
-            n = prev.shape[0]
-            grown = np.zeros((n + 2 * self.radius,) * self.dims, dtype=bool)
-            for off in offsets:
-                sl = tuple(slice(self.radius + o, self.radius + o + n) for o in off)
-                grown[sl] |= prev
-            masks.append(grown)
-        return masks[fuse - 1]
+        tight, lowest = minkowski.fused_mask(np.array(self.offsets), fuse, self.name)
+        out = np.zeros((big,) * self.dims, dtype=bool)
+        start = lowest + self.radius * fuse
+        out[tuple(slice(int(s), int(s) + n) for s, n in zip(start, tight.shape))] = tight
+        return out
 
     def __str__(self) -> str:
         return self.name
+
+
+def _drop_zero_weights(offsets: list, weights: Sequence[float]) -> tuple[list, list[float]]:
+    """Offsets and weights without the zero weights; the weights checked as finite numbers."""
+    weights = list(weights)
+    if len(weights) != len(offsets):
+        raise TcAdvisorError(f"a stencil with weights needs one weight per offset: got {len(weights)} weights "
+                             f"for {len(offsets)} offsets")
+    values = []
+    for off, w in zip(offsets, weights):
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not np.isfinite(w):
+            raise TcAdvisorError(f"the weight of offset {off!r} is {w!r}; expected a finite number")
+        values.append(float(w))
+    kept = [(o, w) for o, w in zip(offsets, values) if w != 0.0]
+    if not kept:
+        raise TcAdvisorError("every weight of the stencil is zero; at least one must be non-zero")
+    return [o for o, _ in kept], [w for _, w in kept]
+
+
+def _weights_in_order(pts: list[tuple[int, ...]], weights: Sequence[float],
+                      unique: tuple[tuple[int, ...], ...]) -> tuple[float, ...]:
+    """The weights re-ordered like the sorted unique offsets; an offset listed twice is an error."""
+    by_offset: dict[tuple[int, ...], float] = {}
+    for pt, w in zip(pts, weights):
+        if pt in by_offset:
+            raise TcAdvisorError(f"offset {pt!r} is listed twice with weights; give each offset once")
+        by_offset[pt] = float(w)
+    return tuple(by_offset[pt] for pt in unique)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -283,6 +387,10 @@ def load_stencil_file(path: str | Path) -> Stencil:
     ``.yaml``/``.yml``/``.json``: a mapping with ``offsets`` (a list of integer
     lists) and optionally ``name``.  Anything else: plain text, one offset per
     line (integers separated by spaces or commas), ``#`` starts a comment.
+
+    Weights are optional: ``weights`` (a list, one per offset) beside ``offsets``,
+    or ``points: [{offset: [0, 1], weight: 0.25}, ...]`` instead of ``offsets``;
+    in a text file, ``: WEIGHT`` after an offset (``0 1 : 0.25``), on every line.
     """
     path = Path(path)
     if not path.is_file():
@@ -302,24 +410,65 @@ def load_stencil_file(path: str | Path) -> Stencil:
                 data = yaml.safe_load(text)
         except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
             raise TcAdvisorError(f"stencil file {path}: not valid {path.suffix[1:].upper()} ({str(exc).splitlines()[0]})") from None
+        if isinstance(data, dict) and data.get("points") and "offsets" not in data:
+            data = _points_to_offsets(data, path)
         if not isinstance(data, dict) or not isinstance(data.get("offsets"), list):
             raise TcAdvisorError(f"stencil file {path}: expected a mapping with a list 'offsets' (e.g. offsets: [[0, 0], [1, 0]])")
         name = str(data.get("name", name))
         offsets = data["offsets"]
+        weights = data.get("weights")
+        if weights is not None and not isinstance(weights, list):
+            raise TcAdvisorError(f"stencil file {path}: 'weights' must be a list of numbers, one per offset")
         if not all(isinstance(o, (list, tuple)) for o in offsets):
             raise TcAdvisorError(f"stencil file {path}: every entry of 'offsets' must be a list of integers")
     else:
-        offsets = []
+        offsets, weights = [], []
         for lineno, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
+            line, weight = _text_weight(line, path, lineno)
+            weights.append(weight)
             parts = [p for p in re.split(r"[,\s]+", line) if p]
             try:
                 offsets.append([int(p) for p in parts])
             except ValueError:
                 raise TcAdvisorError(f"stencil file {path}, line {lineno}: {line!r} is not a list of integers") from None
+        weights = _text_weights(weights, path)
     try:
-        return Stencil.from_offsets(offsets, name=name)
+        return Stencil.from_offsets(offsets, name=name, weights=weights)
     except TcAdvisorError as exc:
         raise TcAdvisorError(f"stencil file {path}: {exc}") from None
+
+
+def _points_to_offsets(data: dict, path: Path) -> dict:
+    """``points: [{offset: [...], weight: w}, ...]`` as ``offsets`` and ``weights`` lists."""
+    points = data["points"]
+    if not isinstance(points, list) or not points or not all(isinstance(p, dict) and "offset" in p for p in points):
+        raise TcAdvisorError(f"stencil file {path}: 'points' must be a list of mappings with 'offset' and optionally "
+                             "'weight' (e.g. points: [{offset: [0, 1], weight: 0.25}]); or give 'offsets'")
+    has = ["weight" in p for p in points]
+    if any(has) and not all(has):
+        raise TcAdvisorError(f"stencil file {path}: give a 'weight' for every point or for none")
+    return {**data, "offsets": [p["offset"] for p in points],
+            "weights": [p["weight"] for p in points] if all(has) else None}
+
+
+def _text_weight(line: str, path: Path, lineno: int) -> tuple[str, float | None]:
+    """Split ``OFFSET : WEIGHT`` (the weight is optional)."""
+    if ":" not in line:
+        return line, None
+    offset, _, weight = line.partition(":")
+    try:
+        value = float(weight.strip())
+    except ValueError:
+        raise TcAdvisorError(f"stencil file {path}, line {lineno}: weight {weight.strip()!r} is not a number") from None
+    return offset, value
+
+
+def _text_weights(weights: list, path: Path) -> list[float] | None:
+    if all(w is None for w in weights):
+        return None
+    if any(w is None for w in weights):
+        raise TcAdvisorError(f"stencil file {path}: give a weight (': WEIGHT') on every line or on none")
+    return weights

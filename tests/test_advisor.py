@@ -115,12 +115,18 @@ def test_published_constant_only_where_no_construction_and_said_so():
     assert "(p)" in format_advice(adv)
 
 
+def test_lorastencil_constructed_alpha_is_the_papers_count():
+    adv = advise(parse_stencil("Box-2D3R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("LoRAStencil")},
+                 alpha=AlphaChoice.parse("constructed"))
+    assert by_unit(adv)["tensor_core"].alpha == Fraction(49, 144)
+
+
 def test_impl_limits_shown_as_unavailable():
     st = Stencil.from_offsets([(0, 0), (1, 0), (0, 1)])  # asymmetric, not a box
     adv = advise(st, "double", A100, fuse=2, impls={"tensor_core": find_impl("LoRAStencil")})
     tc = by_unit(adv)["tensor_core"]
-    assert not tc.available and "box stencils only" in tc.reason
-    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("TCStencil")})
+    assert not tc.available and "symmetric" in tc.reason
+    adv = advise(parse_stencil("Box-1D1R"), "double", A100, fuse=1, impls={"tensor_core": find_impl("TCStencil")})
     assert "2D" in by_unit(adv)["tensor_core"].reason
 
 

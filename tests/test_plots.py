@@ -359,7 +359,7 @@ BAD = [
     (["map", "-o", "map.pdf"], "cannot tell the format"),
     (["roofline", "Blob-2D1R"], "unknown stencil"),
     (["roofline", "Box-2D1R", "-o", "r.jpeg"], "cannot tell the format"),
-    (["roofline", "Box-2D1R", "--dtype", "half", "--gpu", "v100"], "no roofline to draw"),
+    (["roofline", "Box-2D1R", "--dtype", "bfloat16", "--gpu", "v100"], "no roofline to draw"),
     (["figures", "--format", "gif"], "--format"),
     (["figures", "--only", "fig99"], "unknown figure"),
     (["figures", "--gpu", "nope"], "unknown GPU"),

@@ -134,11 +134,18 @@ def test_half_has_a_cuda_core_option_where_the_spec_has_fp16():
     assert unit(adv, "sparse_tensor_core").speedup is not None
 
 
-def test_half_on_v100_names_what_is_missing():
-    adv = advise("Box-2D1R", "half", find_spec("v100"))
-    cc = unit(adv, "cuda_core")
+def test_half_on_v100_runs_tcstencil_and_names_what_is_missing():
+    """The V100 has FP16 Tensor Cores (m8n8k4 only) and TCStencil is a half-precision code: it is evaluated on
+    the instruction the V100 lists; CUDA cores have no FP16 rate in the spec, which the answer names."""
+    v100 = find_spec("v100")
+    adv = advise("Box-2D1R", "half", v100)
+    cc, tc = unit(adv, "cuda_core"), unit(adv, "tensor_core")
     assert not cc.available and "EBISU has no half variant" in cc.reason and "no FP16 on its cuda cores" in cc.reason
-    assert "No execution unit" in adv.verdict_text and "CUDA cores:" in adv.verdict_text
+    assert tc.available and tc.impl.name == "TCStencil" and str(tc.mma_shape) == "m8n8k4"
+    assert tc.mma_shape in v100.shapes("tensor_core", "fp16") and tc.alpha_source == "constructed"
+    assert adv.verdict.unit == "tensor_core"
+    none = advise("Box-2D1R", "bfloat16", v100)
+    assert none.verdict is None and "No execution unit" in none.verdict_text and "CUDA cores:" in none.verdict_text
 
 
 # --------------------------------------------------------------------------- LaTeX

@@ -15,17 +15,27 @@ How it works, for a 2D kernel ``W`` of side n = 2R+1 (R the fused radius):
 * On the Tensor Cores, M stencil2row rows (different groups q) are multiplied
   by ``WA`` and accumulated with the product against ``WB``.  K = n² is padded
   to a multiple of the instruction's k and N = n+1 to a multiple of its n: the
-  padding is executed too, which is what α counts.
+  padding is executed too, which is what α counts.  A star pays for the zeros
+  of its bounding box (the matrices are those of the n×n window).
 * 1D uses n instead of n² (one row of the window); 3D splits the kernel into its
   non-empty 2D planes, each computed as above and summed.
+
+Executed MACs per output point: planes · 2·K_pad·N_pad / (n+1).
 """
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
 from ..mma import MmaShape
-from ..reference import radius_of
-from .base import Construction, pad_to
+from .base import (AlphaCount, Construction, check_weights, kernel_planes, mma_tiled, pad_to,
+                   periodic_extend)
+
+NAME = "convstencil"
+TITLE = "ConvStencil"
+DIMS = (1, 2, 3)
+SPARSE = False
 
 
 def weight_matrices(plane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,7 +50,7 @@ def weight_matrices(plane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     wb = np.zeros((rows, n, n + 1), dtype=w.dtype)
     for c in range(n + 1):
         wa[:, c:, c] = w[:, : n - c]
-        wb[:, :c, c] = w[:, n - c :]
+        wb[:, :c, c] = w[:, n - c:]
     return wa.reshape(rows * n, n + 1), wb.reshape(rows * n, n + 1)
 
 
@@ -51,49 +61,36 @@ def _padded(mat: np.ndarray, shape: MmaShape) -> np.ndarray:
     return out
 
 
-def construct(weights: np.ndarray, shape: MmaShape) -> Construction:
+def _geometry(dims: int, R: int, planes: int, P: int, shape: MmaShape) -> tuple[Fraction, Fraction, dict]:
+    n = 2 * R + 1
+    k_logical = n if dims == 1 else n * n
+    k_pad, n_pad = pad_to(k_logical, shape.k), pad_to(n + 1, shape.n)
+    executed = Fraction(planes * 2 * k_pad * n_pad, n + 1)
+    details = {"n_k": n, "K": k_logical, "K_pad": k_pad, "N": n + 1, "N_pad": n_pad, "planes": planes,
+               "outputs_per_group": n + 1, "matrices": f"{planes} x 2 weight matrices of {k_pad} x {n_pad}",
+               "alpha_logical": Fraction(P, 2 * k_logical * planes)}
+    return Fraction(P), executed, details
+
+
+def construct(weights: np.ndarray, shape: MmaShape, precision: str = "fp64") -> Construction:
     """Build the padded ``WA``/``WB`` of every non-empty plane of ``weights``."""
-    w = np.asarray(weights)
-    n = 2 * radius_of(w) + 1
-    planes = [w] if w.ndim <= 2 else [w[p] for p in range(n) if np.any(w[p])]
-    plane_index = [0] if w.ndim <= 2 else [p for p in range(n) if np.any(w[p])]
+    w = check_weights(weights)
+    n = w.shape[0]
+    planes = kernel_planes(w)
     operands = []
-    for plane in planes:
+    for _, plane in planes:
         wa, wb = weight_matrices(plane)
         operands += [_padded(wa, shape), _padded(wb, shape)]
-    k_logical = n if w.ndim == 1 else n * n
-    return Construction(
-        "convstencil",
-        shape,
-        operands,
-        details={
-            "n_k": n,
-            "planes": plane_index,
-            "window_rows": 1 if w.ndim == 1 else n,
-            "K": k_logical,
-            "K_pad": pad_to(k_logical, shape.k),
-            "N": n + 1,
-            "N_pad": pad_to(n + 1, shape.n),
-            "outputs_per_group": n + 1,
-        },
-    )
+    useful, executed, details = _geometry(w.ndim, (n - 1) // 2, len(planes), int(np.count_nonzero(w)), shape)
+    details.update(plane_index=[p for p, _ in planes], window_rows=1 if w.ndim == 1 else n)
+    return Construction(NAME, shape, operands, details, useful, executed, precision)
 
 
-def count(mask: np.ndarray, shape: MmaShape) -> tuple[int, int]:
-    """(useful, executed) MACs of :func:`construct` without building the matrices.
-
-    Used for large fused kernels (sweeps to radius·t of 100+), where the padded
-    operands would take gigabytes; tests check it equals the construction's count.
-    Each non-empty plane contributes P_plane·(n+1) non-zeros in two K_pad × N_pad
-    matrices.
-    """
-    m = np.asarray(mask) != 0
-    n = m.shape[0]
-    per_plane = np.array([m.sum()]) if m.ndim <= 2 else m.reshape(n, -1).sum(axis=1)
-    per_plane = per_plane[per_plane > 0]
-    k_logical = n if m.ndim == 1 else n * n
-    size = 2 * pad_to(k_logical, shape.k) * pad_to(n + 1, shape.n)
-    return int(per_plane.sum()) * (n + 1), size * len(per_plane)
+def count(support, shape: MmaShape, precision: str = "fp64") -> AlphaCount:
+    """The counts of :func:`construct` from the support's radius, points and non-empty planes."""
+    planes = support.n_planes() if support.dims == 3 else 1
+    useful, executed, details = _geometry(support.dims, support.R, planes, support.P, shape)
+    return AlphaCount(NAME, shape, precision, useful, executed, details)
 
 
 # --------------------------------------------------------------------------- emulation
@@ -109,77 +106,48 @@ def stencil2row(x: np.ndarray, row: int, n: int, groups: int, part: str, window_
     out = np.empty((groups, window_rows * n), dtype=x.dtype)
     for q in range(groups):
         c0 = q * (n + 1) + start
-        out[q] = x[row : row + window_rows, c0 : c0 + n].reshape(-1)
+        out[q] = x[row: row + window_rows, c0: c0 + n].reshape(-1)
     return out
 
 
-def emulate_2d(x_padded: np.ndarray, construction: Construction, plane_inputs=None) -> np.ndarray:
-    """Apply the constructed operands to a 2D input the way the Tensor Cores do.
+def emulate_plane(x_ext: np.ndarray, wa: np.ndarray, wb: np.ndarray, shape: MmaShape, n: int, rows_w: int,
+                  height: int, groups: int) -> np.ndarray:
+    """One plane's dual tessellation on an extended 2D input, MMA by MMA.
 
-    ``x_padded`` holds the input with a halo of R on each side (the caller wraps
-    it periodically), so output (i, j) is centred at ``x_padded[i+R, j+R]``.  The
-    output width must be a multiple of n+1 (one dual-tessellation group).  The
-    product is accumulated MMA by MMA: M rows of stencil2row per instruction,
-    K in chunks of k, N in chunks of n, exactly like the hardware tiles it.
+    ``x_ext`` holds the input from R rows/columns before the first output on;
+    output (i, q(n+1)+c) is row q of stencil2row A times column c of ``WA`` plus
+    row q of stencil2row B times column c of ``WB``, M groups per instruction,
+    K in chunks of k, N in chunks of n, exactly as the hardware tiles it.
     """
-    d = construction.details
-    n, shape, rows_w = d["n_k"], construction.shape, d["window_rows"]
-    height = x_padded.shape[0] - (rows_w - 1)
-    width = x_padded.shape[1] - (n - 1)
-    group = n + 1
-    if width % group:
-        raise ValueError(f"output width {width} must be a multiple of n+1 = {group}")
-    groups = width // group
     m_pad = pad_to(groups, shape.m)
-    out = np.zeros((height, width))
-    wa, wb = construction.operands[0], construction.operands[1]
+    out = np.zeros((height, groups * (n + 1)))
     for i in range(height):
         acc = np.zeros((m_pad, wa.shape[1]))
         for part, wmat in (("A", wa), ("B", wb)):
             rows = np.zeros((m_pad, wmat.shape[0]))
-            rows[:groups, : rows_w * n] = stencil2row(x_padded, i, n, groups, part, rows_w)
+            rows[:groups, : rows_w * n] = stencil2row(x_ext, i, n, groups, part, rows_w)
             acc += mma_tiled(rows, wmat, shape)
-        out[i] = acc[:groups, :group].reshape(-1)
+        out[i] = acc[:groups, : n + 1].reshape(-1)
     return out
 
 
-def mma_tiled(a: np.ndarray, b: np.ndarray, shape: MmaShape) -> np.ndarray:
-    """C = A·B computed as a loop of m×n×k instruction tiles (float64)."""
-    m_tot, k_tot = a.shape
-    n_tot = b.shape[1]
-    assert m_tot % shape.m == 0 and k_tot % shape.k == 0 and n_tot % shape.n == 0
-    c = np.zeros((m_tot, n_tot))
-    for m0 in range(0, m_tot, shape.m):
-        for n0 in range(0, n_tot, shape.n):
-            tile = np.zeros((shape.m, shape.n))
-            for k0 in range(0, k_tot, shape.k):
-                tile += a[m0 : m0 + shape.m, k0 : k0 + shape.k] @ b[k0 : k0 + shape.k, n0 : n0 + shape.n]
-            c[m0 : m0 + shape.m, n0 : n0 + shape.n] = tile
-    return c
-
-
-def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape) -> np.ndarray:
-    """One periodic stencil step of ``weights`` on ``x`` through the ConvStencil dataflow.
-
-    1D inputs are treated as a single row; 3D inputs as a sum over kernel planes
-    of 2D dual tessellations.  The domain's last extent must be a multiple of
-    n+1 (the group width); the caller pads otherwise.
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    R = radius_of(w)
-    n = 2 * R + 1
+def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, precision: str = "fp64") -> np.ndarray:
+    """One periodic stencil step of ``weights`` on ``x`` through the ConvStencil dataflow (any size)."""
+    w = check_weights(weights)
     x = np.asarray(x, dtype=np.float64)
-    xp = np.pad(x, R, mode="wrap")
-    if x.ndim == 1:
-        con = construct(w, shape)
-        return emulate_2d(xp[None, :], con)[0]
-    if x.ndim == 2:
-        return emulate_2d(xp, construct(w, shape))
-    out = np.zeros_like(x)
-    for p in range(n):
-        if not np.any(w[p]):
-            continue
-        con = construct(w[p], shape)
-        for z in range(x.shape[0]):
-            out[z] += emulate_2d(xp[z + p], con)
-    return out
+    con = construct(w, shape)
+    n = w.shape[0]
+    R = (n - 1) // 2
+    rows_w = con.details["window_rows"]
+    groups = -(-x.shape[-1] // (n + 1))
+    width = groups * (n + 1) + n - 1
+    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)  # (z, y, x)
+    pad = (R if x.ndim == 3 else 0, R if x.ndim >= 2 else 0, R)
+    ext = periodic_extend(x3, pad, (x3.shape[0] + 2 * pad[0], x3.shape[1] + 2 * pad[1], width))
+    out = np.zeros(x3.shape[:2] + (groups * (n + 1),))
+    for j, p in enumerate(con.details["plane_index"]):
+        wa, wb = con.operands[2 * j], con.operands[2 * j + 1]
+        for z in range(x3.shape[0]):
+            src = ext[z + p] if x.ndim == 3 else ext[z]
+            out[z] += emulate_plane(src, wa, wb, shape, n, rows_w, x3.shape[1], groups)
+    return out[..., : x.shape[-1]].reshape(x.shape)

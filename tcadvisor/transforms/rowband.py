@@ -22,13 +22,19 @@ and the kernel cannot disagree.
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
+from ..errors import TcAdvisorError
 from ..mma import MmaShape
 from ..reference import radius_of
-from .base import Construction, kernel_lines, pad_to
+from .base import AlphaCount, Construction, check_weights, kernel_lines, pad_to
 
+NAME = "rowband"
+TITLE = "tcadvisor row band"
+DIMS = (1, 2, 3)
+SPARSE = False
 GROUP = 8  # outputs per group = the instruction's n
 
 
@@ -53,37 +59,44 @@ def lead_of(R: int) -> int:
     return R % 2
 
 
-def construct(weights: np.ndarray, shape: MmaShape, permuted: bool = True) -> Construction:
+def _check_shape(shape: MmaShape) -> None:
+    if shape.n != GROUP:
+        raise TcAdvisorError(f"the row-band kernel needs an instruction with n = {GROUP}, got {shape}")
+
+
+def _geometry(R: int, shape: MmaShape, rows: int) -> tuple[dict, Fraction]:
+    n, lead = 2 * R + 1, lead_of(R)
+    k_pad = pad_to(n + GROUP - 1 + lead, shape.k)
+    details = {"n_k": n, "R": R, "lead": lead, "K": n + GROUP - 1 + lead, "K_pad": k_pad,
+               "chunks": k_pad // shape.k, "n_rows": rows, "groups_per_tile": shape.m,
+               "tile_x": shape.m * GROUP, "matrices": f"{rows} row bands of {k_pad} x {GROUP}"}
+    return details, Fraction(rows * k_pad)
+
+
+def construct(weights: np.ndarray, shape: MmaShape, permuted: bool = True, precision: str = "fp64") -> Construction:
     """The banded weight matrices of every non-empty kernel row, padded to the MMA shape.
 
     ``permuted`` records how the kernel feeds the instruction's k index from the
     strip (:func:`strip_offset`); it changes the upload order, not the matrices.
+    Executed MACs per output point: rows · K_pad (each group of 8 outputs runs
+    every row's K_pad × 8 band).
     """
-    if shape.n != GROUP:
-        raise ValueError(f"the row-band kernel needs an instruction with n = {GROUP}, got {shape}")
-    w = np.asarray(weights)
+    _check_shape(shape)
+    w = check_weights(weights)
     R = radius_of(w)
-    n, lead = 2 * R + 1, lead_of(R)
-    k_pad = pad_to(n + GROUP - 1 + lead, shape.k)
     rows = kernel_lines(w)
-    return Construction(
-        "rowband",
-        shape,
-        [band(row, k_pad, lead) for _, row in rows],
-        details={"n_k": n, "R": R, "lead": lead, "K": n + GROUP - 1 + lead, "K_pad": k_pad,
-                 "chunks": k_pad // shape.k, "rows": [idx for idx, _ in rows], "groups_per_tile": shape.m,
-                 "tile_x": shape.m * GROUP, "permuted": permuted},
-    )
+    details, executed = _geometry(R, shape, len(rows))
+    k_pad, lead = details["K_pad"], details["lead"]
+    details.update(rows=[idx for idx, _ in rows], permuted=permuted)
+    return Construction(NAME, shape, [band(row, k_pad, lead) for _, row in rows], details,
+                        Fraction(int(np.count_nonzero(w))), executed, precision)
 
 
-def count(mask: np.ndarray, shape: MmaShape) -> tuple[int, int]:
-    """(useful, executed) MACs of :func:`construct` without building the matrices."""
-    m = np.asarray(mask) != 0
-    n = m.shape[0]
-    per_row = m.reshape(-1, n).sum(axis=1)
-    per_row = per_row[per_row > 0]
-    k_pad = pad_to(n + GROUP - 1 + lead_of((n - 1) // 2), shape.k)
-    return int(per_row.sum()) * GROUP, len(per_row) * k_pad * GROUP
+def count(support, shape: MmaShape, precision: str = "fp64") -> AlphaCount:
+    """The counts of :func:`construct` from the radius, points and non-empty rows of the support."""
+    _check_shape(shape)
+    details, executed = _geometry(support.R, shape, support.n_lines())
+    return AlphaCount(NAME, shape, precision, support.P, executed, details)
 
 
 # --------------------------------------------------------------------------- fragment layouts
@@ -182,7 +195,8 @@ def _mma(shape: MmaShape, a_frag: np.ndarray, b_frag: np.ndarray, c_frag: np.nda
     return np.array([[D[c_pos(shape, lane, i)] for i in range(c_count(shape))] for lane in range(32)])
 
 
-def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, permuted: bool = True) -> np.ndarray:
+def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, permuted: bool = True,
+            precision: str = "fp64") -> np.ndarray:
     """One periodic step through the kernel's dataflow, lane by lane and MMA by MMA.
 
     Mirrors ``kernels/tensor_cores.cu``: warp tiles of ``shape.m`` groups × 8

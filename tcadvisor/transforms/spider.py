@@ -16,17 +16,29 @@ How it works:
   product is unchanged.
 * The swap reaches column 2L−1, so K is padded to 2L (a multiple of the
   instruction's k).  With L = 16 (the instruction's m) and R ≤ 7 this gives
-  α = (2R+1)/32, the paper's 15/32 at R = 7.
+  α = (2R+1)/32, the paper's 15/32 at R = 7.  Larger fused radii take the next
+  multiple of m for L (L ≥ 2R+2), so every radius has a construction.
+* Stars pay for the zeros of their lines' bounding boxes: every non-empty line
+  is a full L × K_pad matrix.  Executed MACs per output point: lines · K_pad.
 """
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
 from ..mma import MmaShape
-from ..reference import radius_of
-from .base import Construction, kernel_lines, pad_to
+from .base import (AlphaCount, Construction, check_structure, check_weights, compress, decompress,
+                   kernel_lines, mma_sp_tiled, pad_to, periodic_extend, sparsity_of)
+
+NAME = "spider"
+TITLE = "SPIDER"
+DIMS = (1, 2, 3)
+SPARSE = True
+
+__all__ = ["construct", "count", "emulate", "banded", "swap_permutation", "default_L", "check_structure",
+           "compress", "decompress", "mma_sp_tiled"]
 
 
 def default_L(R: int, shape: MmaShape) -> int:
@@ -46,153 +58,90 @@ def banded(line: np.ndarray, L: int, k_pad: int) -> np.ndarray:
     """The L×k_pad matrix with ``line`` on every row, shifted one column per row."""
     mat = np.zeros((L, k_pad), dtype=np.asarray(line).dtype)
     for i in range(L):
-        mat[i, i : i + len(line)] = line
+        mat[i, i: i + len(line)] = line
     return mat
 
 
-def check_structure(mat: np.ndarray, keep: int, group: int) -> bool:
-    """True if every run of ``group`` columns of every row has at most ``keep`` non-zeros."""
-    rows, cols = mat.shape
-    if cols % group:
-        return False
-    counts = np.count_nonzero(mat.reshape(rows, cols // group, group), axis=2)
-    return bool(np.all(counts <= keep))
+def _geometry(R: int, L: int | None, shape: MmaShape, n_lines: int, P: int) -> tuple[int, int, dict, Fraction]:
+    L = default_L(R, shape) if L is None else L
+    if L < 2 * R + 2 or L % 2:
+        from ..errors import TcAdvisorError
 
-
-def compress(mat: np.ndarray, keep: int = 2, group: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Compress a ``keep``:``group`` structured matrix into values and indices.
-
-    Returns ``values`` (rows × cols·keep/group) and ``meta`` (same shape, the
-    position 0…group−1 of each kept value in its group, increasing within the
-    group).  Groups with fewer non-zeros keep explicit zeros at the lowest free
-    positions, as the hardware format requires a full set of indices.
-    """
-    rows, cols = mat.shape
-    if not check_structure(mat, keep, group):
-        raise ValueError(f"matrix is not {keep}:{group} structured")
-    groups = cols // group
-    values = np.zeros((rows, groups * keep), dtype=mat.dtype)
-    meta = np.zeros((rows, groups * keep), dtype=np.uint8)
-    for r_, g in itertools.product(range(rows), range(groups)):
-        seg = mat[r_, g * group : (g + 1) * group]
-        idx = list(np.flatnonzero(seg))
-        free = [p for p in range(group) if p not in idx]
-        idx = sorted(idx + free[: keep - len(idx)])
-        values[r_, g * keep : (g + 1) * keep] = seg[idx]
-        meta[r_, g * keep : (g + 1) * keep] = idx
-    return values, meta
-
-
-def decompress(values: np.ndarray, meta: np.ndarray, keep: int, group: int) -> np.ndarray:
-    rows, kept = values.shape
-    out = np.zeros((rows, kept // keep * group), dtype=values.dtype)
-    for g in range(kept // keep):
-        for s in range(keep):
-            col = g * group + meta[:, g * keep + s].astype(int)
-            out[np.arange(rows), col] += values[:, g * keep + s]
-    return out
+        raise TcAdvisorError(f"the strided swap needs an even L ≥ 2R+2 = {2 * R + 2}, got L = {L}")
+    k_pad = pad_to(2 * L, shape.k)
+    details = {"R": R, "L": L, "K": L + 2 * R, "K_pad": k_pad, "n_lines": n_lines,
+               "matrices": f"{n_lines} line matrices of {L} x {k_pad}",
+               "alpha_logical": Fraction(P, n_lines * (L + 2 * R))}
+    return L, k_pad, details, Fraction(n_lines * k_pad)
 
 
 def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
-              keep: int = 2, group: int = 4) -> Construction:
+              keep: int = 2, group: int = 4, precision: str | None = None) -> Construction:
     """Banded, swapped and padded line matrices of every non-empty kernel line.
 
     ``keep:group`` is the sparsity the instruction needs (2:4 for FP16/BF16,
-    1:2 for TF32); the strided swap satisfies both.
+    1:2 for TF32); the strided swap satisfies both.  ``precision``, if given,
+    sets it (tf32 → 1:2, fp16/bf16 → 2:4).
     """
-    w = np.asarray(weights)
-    R = radius_of(w)
-    L = default_L(R, shape) if L is None else L
-    if L < 2 * R + 2 or L % 2:
-        raise ValueError(f"the strided swap needs an even L ≥ 2R+2 = {2 * R + 2}, got L = {L}")
-    k_pad = pad_to(2 * L, shape.k)
+    if precision is not None:
+        keep, group = sparsity_of(TITLE, precision)
+    w = check_weights(weights)
+    R = (w.shape[0] - 1) // 2
+    lines_ = kernel_lines(w)
+    L, k_pad, details, executed = _geometry(R, L, shape, len(lines_), int(np.count_nonzero(w)))
     src = swap_permutation(L, k_pad)
     operands, lines = [], []
-    for idx, line in kernel_lines(w):
+    for idx, line in lines_:
         mat = banded(line, L, k_pad)[:, src]
         if not check_structure(mat != 0, keep, group):
             raise AssertionError(f"strided swap failed to give {keep}:{group} sparsity (R={R}, L={L})")
         operands.append(mat)
         lines.append(idx)
-    return Construction(
-        "spider",
-        shape,
-        operands,
-        details={"R": R, "L": L, "K": L + 2 * R, "K_pad": k_pad, "lines": lines,
-                 "permutation": src, "sparsity": f"{keep}:{group}"},
-    )
+    details.update(lines=lines, permutation=src, sparsity=f"{keep}:{group}")
+    prec = precision or ("tf32" if (keep, group) == (1, 2) else "fp16")
+    return Construction(NAME, shape, operands, details, Fraction(int(np.count_nonzero(w))), executed, prec)
 
 
-def count(mask: np.ndarray, shape: MmaShape, L: int | None = None) -> tuple[int, int]:
-    """(useful, executed) MACs of :func:`construct` without building the matrices.
-
-    Each non-empty line of P_line non-zeros gives an L × K_pad matrix with
-    P_line non-zeros per row; tests check this equals the construction's count.
-    """
-    m = np.asarray(mask) != 0
-    R = radius_of(m)
-    L = default_L(R, shape) if L is None else L
-    k_pad = pad_to(2 * L, shape.k)
-    per_line = m.reshape(-1, m.shape[-1]).sum(axis=1)
-    per_line = per_line[per_line > 0]
-    return int(per_line.sum()) * L, len(per_line) * L * k_pad
+def count(support, shape: MmaShape, precision: str = "fp16", L: int | None = None) -> AlphaCount:
+    """The counts of :func:`construct`: each non-empty line is an L × K_pad matrix per L outputs."""
+    keep, group = sparsity_of(TITLE, precision)
+    _, _, details, executed = _geometry(support.R, L, shape, support.n_lines(), support.P)
+    details["sparsity"] = f"{keep}:{group}"
+    return AlphaCount(NAME, shape, precision, support.P, executed, details)
 
 
 # --------------------------------------------------------------------------- emulation
 
 
-def mma_sp_tiled(a_dense: np.ndarray, x: np.ndarray, shape: MmaShape, keep: int, group: int) -> np.ndarray:
-    """A·X as a loop of sparse MMA instructions on the compressed form of A.
-
-    A is compressed once (values + metadata, as uploaded); each instruction
-    takes one k-chunk of the logical K, expands it from values and metadata
-    (what the Sparse Tensor Core does in hardware) and multiplies.
-    """
-    values, meta = compress(a_dense, keep, group)
-    m_tot, k_tot = a_dense.shape
-    n_tot = x.shape[1]
-    per_chunk = shape.k * keep // group
-    out = np.zeros((m_tot, n_tot))
-    for m0 in range(0, m_tot, shape.m):
-        for n0 in range(0, n_tot, shape.n):
-            tile = np.zeros((shape.m, shape.n))
-            for c, k0 in enumerate(range(0, k_tot, shape.k)):
-                vals = values[m0 : m0 + shape.m, c * per_chunk : (c + 1) * per_chunk]
-                idx = meta[m0 : m0 + shape.m, c * per_chunk : (c + 1) * per_chunk]
-                a_chunk = decompress(vals, idx, keep, group)
-                tile += a_chunk @ x[k0 : k0 + shape.k, n0 : n0 + shape.n]
-            out[m0 : m0 + shape.m, n0 : n0 + shape.n] = tile
-    return out
-
-
 def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, keep: int = 2, group: int = 4,
-            L: int | None = None) -> np.ndarray:
-    """One periodic stencil step through the SPIDER dataflow (any dimensionality).
+            L: int | None = None, precision: str | None = None) -> np.ndarray:
+    """One periodic stencil step through the SPIDER dataflow (any dimensionality, any size).
 
-    The last extent of ``x`` must be a multiple of L and the number of lines of
-    the domain (product of the leading extents) a multiple of the instruction's n.
+    Every kernel line's swapped matrix is compressed to values + metadata and
+    multiplied, instruction by instruction, with the input matrix whose columns
+    are n lines of the domain and whose rows are swapped like the matrix's columns.
     """
-    w = np.asarray(weights, dtype=np.float64)
+    w = check_weights(weights)
     x = np.asarray(x, dtype=np.float64)
-    R = radius_of(w)
-    con = construct(w, shape, L=L, keep=keep, group=group)
+    R = (w.shape[0] - 1) // 2
+    con = construct(w, shape, L=L, keep=keep, group=group, precision=precision)
+    keep, group = map(int, con.details["sparsity"].split(":"))
     L, k_pad, src = con.details["L"], con.details["K_pad"], con.details["permutation"]
     width = x.shape[-1]
-    if width % L:
-        raise ValueError(f"the last extent {width} must be a multiple of L = {L}")
-    xp = np.pad(x, R, mode="wrap")
+    tiles = -(-width // L)
+    xp = periodic_extend(x, (R,) * x.ndim, tuple(s + 2 * R for s in x.shape[:-1]) + (tiles * L + 2 * R,))
     lead_shape = x.shape[:-1]
     n_lines = int(np.prod(lead_shape)) if lead_shape else 1
     n_cols = pad_to(n_lines, shape.n)
-    out = np.zeros((n_lines, width))
+    out = np.zeros((n_lines, tiles * L))
     for idx, a_mat in zip(con.details["lines"], con.operands):
         # Input lines read by this kernel line for every output line (columns of X).
-        lines_in = np.zeros((n_cols, width + 2 * R))
+        lines_in = np.zeros((n_cols, tiles * L + 2 * R))
         for o, lead in enumerate(itertools.product(*(range(s) for s in lead_shape))):
             lines_in[o] = xp[tuple(p + a for p, a in zip(lead, idx))]
-        for j0 in range(0, width, L):
+        for j0 in range(0, tiles * L, L):
             x_mat = np.zeros((k_pad, n_cols))
-            x_mat[: L + 2 * R] = lines_in[:, j0 : j0 + L + 2 * R].T
+            x_mat[: L + 2 * R] = lines_in[:, j0: j0 + L + 2 * R].T
             y = mma_sp_tiled(a_mat, x_mat[src], shape, keep, group)
-            out[:, j0 : j0 + L] += y[:, :n_lines].T
-    return out.reshape(x.shape)
+            out[:, j0: j0 + L] += y[:, :n_lines].T
+    return out[:, :width].reshape(x.shape)
