@@ -37,7 +37,6 @@ nvidia-smi --query-gpu=name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,cl
     --format=csv 2>&1 || true
 $PY -c 'import sys, cupy; print("python", sys.version.split()[0], "cupy", cupy.__version__,
 "CUDA runtime", cupy.cuda.runtime.runtimeGetVersion(), "NVRTC", cupy.cuda.nvrtc.getVersion())' 2>&1 || true
-git log -1 --format='tcadvisor commit %H %s' 2>/dev/null || true
 
 echo "== $(date -Is) calibrate"
 spec="$dir/calibrated.yaml"

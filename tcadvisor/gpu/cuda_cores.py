@@ -131,10 +131,19 @@ class CudaCoreKernel(BundledKernel):
         return np.asarray(self.weights, dtype=self.np_dtype)
 
     def set_weights(self, weights: np.ndarray) -> None:
+        """Upload the base weights into the module's ``__constant__`` array.
+
+        Compiled modules are cached per configuration, so two kernels of the same
+        configuration (a correct one and a negative control, or two weight sets)
+        share that constant memory: the module remembers whose weights it holds and
+        :meth:`sweep` re-uploads when another instance ran last.
+        """
         cp = cupy()
         w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
+        self._w_upload = w
         ptr = self.mod.get_global("c_w")
         cp.ndarray(w.shape, dtype=self.np_dtype, memptr=ptr).set(w)
+        self.mod._tcadvisor_weights_owner = self
 
     def numerics(self) -> SweepModel:
         """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
@@ -169,6 +178,8 @@ class CudaCoreKernel(BundledKernel):
         return (gx, gy, chunks), per
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
+        if getattr(self.mod, "_tcadvisor_weights_owner", None) is not self:
+            self.set_weights(self._w_upload)
         shape3 = (fin.nz, fin.ny, fin.nx)
         grid, per = self._launch_shape(shape3)
         g = fin.geometry

@@ -44,11 +44,16 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "hmma_inst": ("sm__inst_executed_pipe_tensor_op_hmma.sum", "smsp__inst_executed_pipe_tensor_op_hmma.sum"),
     "ops_fp64": ("sm__ops_path_tensor_src_fp64.sum",),
     "ops_tf32": ("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_tf32.sum"),
-    "ops_fp16": ("sm__ops_path_tensor_src_fp16_dst_fp32.sum",),
-    "ops_bf16": ("sm__ops_path_tensor_src_bf16_dst_fp32.sum",),
-    "ops_tf32_sparse": ("sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_on.sum",),
-    "ops_fp16_sparse": ("sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_on.sum",),
-    "ops_bf16_sparse": ("sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_on.sum",),
+    # On Hopper (ncu 2025.3) the 16-bit and sparse counters carry the instruction family in their name
+    # (``_op_hmma_``, seen in ``ncu --query-metrics`` on the project's H100); older names come second.
+    "ops_fp16": ("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"),
+    "ops_bf16": ("sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum"),
+    "ops_tf32_sparse": ("sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_on.sum",
+                        "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_on.sum"),
+    "ops_fp16_sparse": ("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_on.sum",
+                        "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_on.sum"),
+    "ops_bf16_sparse": ("sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_on.sum",
+                        "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_on.sum"),
 }
 #: Quantities requested even when the device's metric list could not be read (ncu knows them on
 #: every GPU since Volta/Ampere); the others only when ``--query-metrics`` lists them.
@@ -64,6 +69,8 @@ INTERESTING = re.compile(r"^(dram__bytes_(read|write)|(sm|smsp)__sass_thread_ins
                          r"|(sm|smsp)__inst_executed_pipe_tensor\w*|sm__ops_path_tensor\w*|sm__pipe_tensor\w*cycles_active)$")
 _UNIT_SCALE = {"": 1.0, "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
                "inst": 1.0, "warp": 1.0, "thread": 1.0, "cycle": 1.0, "(!)": 1.0,
+               # counts that ncu labels by what they count, even with --print-units base
+               "block": 1.0, "sector": 1.0, "request": 1.0, "register/thread": 1.0, "sm": 1.0,
                "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3}
 
 
@@ -228,7 +235,10 @@ def parse_csv(text: str) -> list[KernelProfile]:
             continue
         k = KernelProfile(int(row[i_id]), row[i_name], grid=row[i_grid] if i_grid is not None else "")
         for i, h in metric_cols:
-            k.metrics[h] = parse_value(row[i], units[i] if i < len(units) else "")
+            try:
+                k.metrics[h] = parse_value(row[i], units[i] if i < len(units) else "")
+            except ProfileError:  # a column ncu adds on its own (launch__*), in a unit we do not use
+                k.metrics[h] = None
         launches[k.id] = k
     return [launches[i] for i in sorted(launches)]
 
