@@ -8,6 +8,7 @@ and row pitch the kernel reads, and counts the FLOPs it executes.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -28,6 +29,11 @@ DEFAULT_ROWS_PER_ITER = 2
 
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
+
+
+#: Which kernel's weights each compiled module's ``__constant__`` array holds (modules are cached for the
+#: life of the process, so their ids are stable; the kernels are held weakly).
+_WEIGHTS_OWNER: "weakref.WeakValueDictionary[int, CudaCoreKernel]" = weakref.WeakValueDictionary()
 
 
 class CudaCoreKernel(BundledKernel):
@@ -143,7 +149,7 @@ class CudaCoreKernel(BundledKernel):
         self._w_upload = w
         ptr = self.mod.get_global("c_w")
         cp.ndarray(w.shape, dtype=self.np_dtype, memptr=ptr).set(w)
-        self.mod._tcadvisor_weights_owner = self
+        _WEIGHTS_OWNER[id(self.mod)] = self
 
     def numerics(self) -> SweepModel:
         """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
@@ -178,7 +184,7 @@ class CudaCoreKernel(BundledKernel):
         return (gx, gy, chunks), per
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
-        if getattr(self.mod, "_tcadvisor_weights_owner", None) is not self:
+        if _WEIGHTS_OWNER.get(id(self.mod)) is not self:
             self.set_weights(self._w_upload)
         shape3 = (fin.nz, fin.ny, fin.nx)
         grid, per = self._launch_shape(shape3)

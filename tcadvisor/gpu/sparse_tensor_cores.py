@@ -111,10 +111,10 @@ class SparseTensorCoreKernel(BundledKernel):
         self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
         a_regs = self.nonzero_lines * self.kc * 5
         self.aregs = (a_regs <= A_REG_LIMIT) if aregs is None else bool(aregs)
-        # Slices in flight per warp: enough bytes in flight for DRAM latency at a few warps per SM
-        # (register estimate, not a measurement: the session's knob sweep measures 0, 1, 2).
-        b_regs = self.ni * self.kc * 4
-        self.prefetch = (2 if b_regs <= 8 else 1 if b_regs <= 24 else 0) if prefetch is None else int(prefetch)
+        # Slices loaded ahead: none by default.  Measured on the H100 (tuning.csv of 2026-11-23, Box-2D1R x3
+        # and Box-2D3R, FP16 and TF32), prefetching 1 or 2 slices was 12-20% slower than none in all four
+        # cases: the registers it takes cost resident blocks, and the kernel was L2-bound, not latency-bound.
+        self.prefetch = 0 if prefetch is None else int(prefetch)
         if not 0 <= self.prefetch <= 2:
             raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
         self.min_blocks = int(min_blocks)
