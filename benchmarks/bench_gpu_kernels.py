@@ -127,7 +127,7 @@ def main():
             except TcAdvisorError as exc:
                 print(f"skip {name} {dtype} {unit} t={t}: {exc}", flush=True)
                 continue
-            bound = model_bound(stencil, unit, t, dtype, spec, res.alpha)
+            bound = model_bound(stencil, unit, t, dtype, spec, res.alpha, mma=res.mma)
             add({"unit": unit, "impl": res.impl, "stencil": name, "fuse": t, "dtype": dtype, "grid": grid,
                  "mma": res.mma or "", "steps": res.steps,
                  "seconds": res.seconds, "gstencils": res.gstencils, "bound_gstencils": bound.gstencils,

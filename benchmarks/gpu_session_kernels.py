@@ -141,7 +141,7 @@ class Session:
         except TcAdvisorError as exc:
             print(f"stop {name} {unit} {dtype} at t={t}: {exc}", flush=True)
             return False
-        opt = model_bound(st, unit, t, dtype, self.spec, res.alpha)
+        opt = model_bound(st, unit, t, dtype, self.spec, res.alpha, mma=res.mma)
         bound = opt.gstencils if opt.available else None
         self.add({"unit": unit, "impl": res.impl, "stencil": name, "fuse": t, "dtype": dtype,
                   "precision": res.precision, "grid": BIG[st.dims], "mma": res.mma or "", "steps": res.steps,

@@ -175,7 +175,10 @@ def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tu
         if rate is not None:
             return rate.value, f"{label}; the spec gives {shape} no rate of its own", rate.source
         source = gpu.peaks[unit][precision].source
-        return gpu.peak(unit, precision), f"{label}; the spec lists no {precision.upper()} instructions", source
+        listed = gpu.shapes(unit, precision)
+        why = (f"the spec gives no rate for {shape} (it lists {', '.join(map(str, listed))})" if listed
+               else f"the spec lists no {precision.upper()} instructions")
+        return gpu.peak(unit, precision), f"{label}; {why}", source
     return gpu.peak(unit, precision), label, gpu.peaks[unit][precision].source
 
 

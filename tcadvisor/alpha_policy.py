@@ -45,12 +45,17 @@ class AlphaChoice:
 
     mode: str = "default"
     value: Fraction | None = None
+    #: With ``value``: the instruction that α was counted for (a bundled kernel's own operands), used
+    #: as the option's instruction whether or not the GPU's spec lists it.
+    instruction: MmaShape | None = None
 
     def __post_init__(self):
         if self.mode not in _MODES:
             raise TcAdvisorError(f"α mode {self.mode!r} is not one of {', '.join(_MODES)}")
         if self.mode == "value":
             object.__setattr__(self, "value", check_alpha_value(self.value))
+        elif self.instruction is not None:
+            raise TcAdvisorError("an instruction comes with a given α only (the operands it was counted from)")
 
     @classmethod
     def parse(cls, text: "str | float | Fraction | AlphaChoice | None") -> "AlphaChoice":
@@ -174,6 +179,9 @@ def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse
                   precision: str, gpu: GpuSpec) -> ResolvedAlpha:
     """α for a Tensor Core option under ``choice`` (see the module docstring)."""
     src = impl.alpha
+    if choice.mode == "value" and choice.instruction is not None:
+        return ResolvedAlpha(choice.value, "user", choice.instruction,
+                             f"counted from the operands the kernel uploaded for {choice.instruction}")
     shape, shape_note = instruction(impl, stencil, fuse, precision, gpu)
     mode = choice.mode
     if mode == "value":

@@ -335,3 +335,18 @@ def test_json_carries_mma_and_peak(run_cli):
     r = run_cli("advise", "Box-2D7R", "--fuse", "1", "--gpu", "h100-measured", "--json")
     tc = next(o for o in json.loads(r.stdout)["options"] if o["unit"] == "tensor_core")
     assert tc["mma"] == "m8n8k4" and tc["peak"] == 33.2e12 and "measured" in tc["peak_source"]
+
+
+def test_a_kernels_own_instruction_is_used_even_where_the_spec_does_not_list_it():
+    """The bound of a bundled-kernel run uses the instruction the kernel executed (measured on the H100: the
+    dense kernel issued FP64 m16n8k4, which the measured spec does not list; the model had assumed m8n8k4 at
+    half rate and its bound came out below the measurement)."""
+    from tcadvisor.validate.compare import predict
+
+    spec = find_spec("h100-measured")
+    st = parse_stencil("Box-2D3R")
+    opt = predict(st, "double", "tensor_core", 2, spec, Fraction(13, 20), mma="m16n8k4")
+    assert str(opt.mma_shape) == "m16n8k4" and opt.peak == spec.peak("tensor_core", "fp64")
+    assert "no rate for m16n8k4" in opt.peak_note
+    listed = predict(st, "double", "tensor_core", 2, spec, Fraction(13, 20), mma="m8n8k4")
+    assert listed.peak == 33.2e12 and listed.gstencils < opt.gstencils

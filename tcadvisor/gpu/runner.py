@@ -153,11 +153,13 @@ def make_kernel(stencil: Stencil, profile, fuse: int, dtype: str, weights: np.nd
 
 
 def model_bound(stencil: Stencil, unit: str | None, fuse: int, dtype: str, spec: GpuSpec, alpha: Fraction | None,
-                impl: str | None = None) -> Option:
-    """The model's option for the bundled profile on ``spec`` (α of the kernel's operands); it may be
+                impl: str | None = None, mma: MmaShape | str | None = None) -> Option:
+    """The model's option for the bundled profile on ``spec``, with the α of the kernel's operands and the
+    instruction the kernel executes (``mma``; its rate if the spec lists it, else the precision's); it may be
     unavailable (``.available`` False, ``.reason`` says why), e.g. a spec without BF16 rates."""
     profile = registry.resolve(unit, impl)
-    choice = AlphaChoice("value", alpha) if alpha is not None else AlphaChoice()
+    mma = MmaShape.parse(mma) if isinstance(mma, str) else mma
+    choice = AlphaChoice("value", alpha, instruction=mma) if alpha is not None else AlphaChoice()
     cc = registry.bundled_profile("cuda_core")
     cc_precision, _ = cc.precision_for(dtype, spec)
     cc_peak = spec.peak("cuda_core", cc_precision) if cc_precision else None
@@ -307,7 +309,7 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     points = math.prod(grid)
     executed = sum(kernels[t].executed_flops(shape3) for t in plan)
     alpha = main.alpha
-    opt = model_bound(stencil, None, fuse, dtype, spec, alpha, impl=profile.name)
+    opt = model_bound(stencil, None, fuse, dtype, spec, alpha, impl=profile.name, mma=main.mma)
     return RunResult(
         stencil=stencil, unit=profile.unit, impl=profile.name, kernel_name=main.name,
         cuda_function=main.cuda_function, dtype=dtype, precision=main.precision,

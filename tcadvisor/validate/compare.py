@@ -50,7 +50,8 @@ def outcome(ratio: float | None, band: float) -> str | None:
 # --------------------------------------------------------------------------- predictions
 
 
-def predict(stencil, dtype: str, unit: str, fuse: int, spec: GpuSpec, alpha: Fraction | None = None, impl=None):
+def predict(stencil, dtype: str, unit: str, fuse: int, spec: GpuSpec, alpha: Fraction | None = None, impl=None,
+            mma=None):
     """The model's :class:`~tcadvisor.advisor.Option` for a bundled-kernel configuration.
 
     ``alpha`` is the kernel's own (counted from the operands it uploads); ``impl`` the profile
@@ -59,8 +60,12 @@ def predict(stencil, dtype: str, unit: str, fuse: int, spec: GpuSpec, alpha: Fra
     """
     from ..advisor import AlphaChoice, evaluate_unit
 
+    from ..mma import MmaShape
+
     impl = impl or bundled_profile(unit)
-    choice = AlphaChoice("value", alpha) if alpha is not None else AlphaChoice()
+    mma = MmaShape.parse(mma) if isinstance(mma, str) and mma else (mma or None)
+    # the instruction the kernel executed, with its rate where the spec lists it
+    choice = AlphaChoice("value", alpha, instruction=mma) if alpha is not None else AlphaChoice()
     cc_impl = bundled_profile("cuda_core")
     cc_precision, _ = cc_impl.precision_for(dtype, spec)
     cc_peak = spec.peak("cuda_core", cc_precision) if cc_precision else None

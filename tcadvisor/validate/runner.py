@@ -128,7 +128,7 @@ def fill_from_result(m: Measurement, res, spec: GpuSpec, stencil) -> None:
     option = getattr(res, "prediction", None)
     if option is None:
         try:
-            option = compare.predict(stencil, m.dtype, m.unit, m.fuse, spec, alpha)
+            option = compare.predict(stencil, m.dtype, m.unit, m.fuse, spec, alpha, mma=m.mma)
         except TcAdvisorError as exc:  # e.g. no profile for the unit: the measurement stands without it
             m.note = compare._join(m.note, f"no prediction: {exc}")
     compare.apply_prediction(m, option, spec)
