@@ -21,8 +21,8 @@ def test_bundled_suites_parse_and_expand():
     assert all(c.mma is None for c in configs)
     sweep = load_suite("depth-sweep")
     box = next(c for c in sweep.cases if c.id == "box2d1r-double")
-    assert box.fuses == tuple(range(1, 11))
-    assert [c.fuse for c in sweep.configs() if c.case == "box2d1r-double" and c.unit == "cuda_core"] == list(range(1, 11))
+    assert box.fuses == tuple(range(1, 17))
+    assert [c.fuse for c in sweep.configs() if c.case == "box2d1r-double" and c.unit == "cuda_core"] == list(range(1, 17))
 
 
 def test_user_suite_with_defaults_ranges_and_lists(tmp_path):
