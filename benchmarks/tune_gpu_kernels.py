@@ -55,8 +55,9 @@ def variants_sptc():
     out = []
     for name, t in (("Box-2D3R", 1), ("Box-2D1R", 3)):
         for dtype in ("half", "float"):
-            for opts in ({"prefetch": 1}, {"prefetch": 0}, {"prefetch": 2}, {"aregs": False},
-                         {"warps": 8}, {"warps": 2}, {"min_blocks": 2}, {"min_blocks": 4}):
+            for opts in ({"prefetch": 0}, {"prefetch": 1}, {"prefetch": 2}, {"prefetch": 0, "unroll": 2},
+                         {"prefetch": 1, "unroll": 2}, {"prefetch": 1, "aregs": False}, {"prefetch": 2, "aregs": False},
+                         {"prefetch": 1, "warps": 2}, {"prefetch": 1, "min_blocks": 4}, {"aregs": False}):
                 out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, opts))
     return out
 

@@ -42,7 +42,8 @@
 // is non-empty), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
 // (1: weight fragments in registers; 0: read from L1 at every use), K_PF (0-2: slices
 // loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
-// K_ORDERED (optional; default 1 on sm_90+, else 0).
+// K_ORDERED (optional; default 1 on sm_90+, else 0), K_UNROLL (optional, default 1: slices per trip of
+// the streaming loop).
 
 #define PREC K_PREC
 #define R K_R
@@ -54,6 +55,11 @@
 #define A_IN_REGS K_AREGS
 #define PF K_PF
 #define MINB K_MINB
+#ifndef K_UNROLL
+#define K_UNROLL 1
+#endif
+#define TCA_STR(x) #x
+#define TCA_UNROLL(n) _Pragma(TCA_STR(unroll n))
 
 #ifndef K_ORDERED
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -158,8 +164,11 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
     return from_next ? s : w;
 }
 
-__device__ __forceinline__ void load_b(unsigned (&bf)[NI][KC][4], const real* row, long long pitch_i,
-                                       int t4, int g, bool vec) {
+// Loading a slice is split in two so that slices loaded ahead (K_PF) stay in flight: fetch_b only
+// issues the loads into raw registers; form_b, when the slice's turn comes, takes the neighbour's half
+// by shuffle (which waits for the data) and converts to TF32 where needed.
+__device__ __forceinline__ void fetch_b(uint4 (&raw)[NI][KC], const real* row, long long pitch_i,
+                                        int t4, int g, bool vec) {
     const bool from_next = (t4 & 1) && g < 7;
 #pragma unroll
     for (int a = 0; a < NI; ++a) {
@@ -169,31 +178,39 @@ __device__ __forceinline__ void load_b(unsigned (&bf)[NI][KC][4], const real* ro
             uint4 w = make_uint4(0u, 0u, 0u, 0u);
             if (vec) {
                 if (!from_next) w = __ldg(reinterpret_cast<const uint4*>(p));
-                w = shared_half(w, from_next);
-            }
+            } else {  // unaligned field: every lane loads its own elements
 #if PREC == 0
-            float v[4];
-            if (vec) {
-                v[0] = __uint_as_float(w.x); v[1] = __uint_as_float(w.y);
-                v[2] = __uint_as_float(w.z); v[3] = __uint_as_float(w.w);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) v[e] = __ldg(p + e);
+                w.x = __float_as_uint(__ldg(p)); w.y = __float_as_uint(__ldg(p + 1));
+                w.z = __float_as_uint(__ldg(p + 2)); w.w = __float_as_uint(__ldg(p + 3));
+#else
+                w.x = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 16);
+                w.y = (unsigned)__ldg(p + 2) | ((unsigned)__ldg(p + 3) << 16);
+                w.z = (unsigned)__ldg(p + 4) | ((unsigned)__ldg(p + 5) << 16);
+                w.w = (unsigned)__ldg(p + 6) | ((unsigned)__ldg(p + 7) << 16);
+#endif
             }
+            raw[a][kc] = w;
+        }
+    }
+}
+
+__device__ __forceinline__ void form_b(unsigned (&bf)[NI][KC][4], const uint4 (&raw)[NI][KC], int t4, int g,
+                                       bool vec) {
+    const bool from_next = vec && (t4 & 1) && g < 7;
+#pragma unroll
+    for (int a = 0; a < NI; ++a) {
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            const uint4 w = shared_half(raw[a][kc], from_next);
+#if PREC == 0
             // odd lanes hold the other column of each swapped pair: element e is float e ^ 1
             const bool odd = t4 & 1;
-            bf[a][kc][0] = to_tf32(odd ? v[1] : v[0]);
-            bf[a][kc][1] = to_tf32(odd ? v[0] : v[1]);
-            bf[a][kc][2] = to_tf32(odd ? v[3] : v[2]);
-            bf[a][kc][3] = to_tf32(odd ? v[2] : v[3]);
+            bf[a][kc][0] = to_tf32(__uint_as_float(odd ? w.y : w.x));
+            bf[a][kc][1] = to_tf32(__uint_as_float(odd ? w.x : w.y));
+            bf[a][kc][2] = to_tf32(__uint_as_float(odd ? w.w : w.z));
+            bf[a][kc][3] = to_tf32(__uint_as_float(odd ? w.z : w.w));
 #else
-            if (vec) {
-                bf[a][kc][0] = w.x; bf[a][kc][1] = w.y; bf[a][kc][2] = w.z; bf[a][kc][3] = w.w;
-            } else {
-#pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    bf[a][kc][q] = (unsigned)__ldg(p + 2 * q) | ((unsigned)__ldg(p + 2 * q + 1) << 16);
-            }
+            bf[a][kc][0] = w.x; bf[a][kc][1] = w.y; bf[a][kc][2] = w.z; bf[a][kc][3] = w.w;
 #endif
         }
     }
@@ -260,28 +277,30 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     }
 
     unsigned bf[NI][KC][4];
+    uint4 cur[NI][KC];
 #if PF > 0
-    unsigned bn[PF][NI][KC][4];  // the next PF slices, in flight while this one is multiplied
+    uint4 rn[PF][NI][KC];  // the next PF slices, raw, in flight while this one is multiplied
 #pragma unroll
     for (int p = 0; p < PF; ++p)
-        if (S0 - RS + p < S1 + RS) load_b(bn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, g, vec_loads);
+        if (S0 - RS + p < S1 + RS) fetch_b(rn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, g, vec_loads);
 #endif
+    // K_UNROLL slices per trip (default 1).
+    TCA_UNROLL(K_UNROLL)
     for (int j = S0 - RS; j < S1 + RS; ++j) {
 #if PF > 0
 #pragma unroll
         for (int a = 0; a < NI; ++a)
 #pragma unroll
-            for (int kc = 0; kc < KC; ++kc)
+            for (int kc = 0; kc < KC; ++kc) {
+                cur[a][kc] = rn[0][a][kc];
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    bf[a][kc][q] = bn[0][a][kc][q];
-#pragma unroll
-                    for (int p = 0; p + 1 < PF; ++p) bn[p][a][kc][q] = bn[p + 1][a][kc][q];
-                }
-        if (j + PF < S1 + RS) load_b(bn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, g, vec_loads);
+                for (int p = 0; p + 1 < PF; ++p) rn[p][a][kc] = rn[p + 1][a][kc];
+            }
+        if (j + PF < S1 + RS) fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, g, vec_loads);
 #else
-        load_b(bf, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, g, vec_loads);
+        fetch_b(cur, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, g, vec_loads);
 #endif
+        form_b(bf, cur, t4, g, vec_loads);
 #if !A_IN_REGS
         const int z_ = opaque_zero();
         const uint4* abase = avals + lane + z_;

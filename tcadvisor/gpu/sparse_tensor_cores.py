@@ -91,7 +91,7 @@ class SparseTensorCoreKernel(BundledKernel):
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
-                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True):
+                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -119,9 +119,13 @@ class SparseTensorCoreKernel(BundledKernel):
             raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
+        self.unroll = 1 if unroll is None else int(unroll)
+        if self.unroll not in (1, 2, 4, 8):
+            raise TcAdvisorError(f"unroll {self.unroll}: the sparse kernel streams 1, 2, 4 or 8 slices per trip")
         defines = (("K_PREC", PREC_CODE[precision]), ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni),
                    ("K_LINEMASK", f"{self.linemask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
-                   ("K_AREGS", int(self.aregs)), ("K_PF", self.prefetch), ("K_MINB", self.min_blocks))
+                   ("K_AREGS", int(self.aregs)), ("K_PF", self.prefetch), ("K_MINB", self.min_blocks),
+                   ("K_UNROLL", self.unroll))
         self.kernel = module("sparse_tensor_cores.cu", defines).get_function("sptc_stream")
         self.threads = 32 * self.wx * self.wi
         self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
@@ -192,7 +196,7 @@ class SparseTensorCoreKernel(BundledKernel):
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
                 f"kernel lines, {self.wx * self.wi} warps/block, weights in {'registers' if self.aregs else 'L1'}, "
-                f"prefetch {self.prefetch}, {self.kernel.num_regs} registers")
+                f"prefetch {self.prefetch}, {self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
 
 
 KERNEL = SparseTensorCoreKernel
