@@ -110,11 +110,15 @@ class SparseTensorCoreKernel(BundledKernel):
         self.ameta = cp.asarray(np.ascontiguousarray(self.ops.meta, dtype=np.uint32))
         self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
         a_regs = self.nonzero_lines * self.kc * 5
-        self.aregs = (a_regs <= A_REG_LIMIT) if aregs is None else bool(aregs)
-        # Slices loaded ahead: none by default.  Measured on the H100 (tuning.csv of 2026-11-23, Box-2D1R x3
-        # and Box-2D3R, FP16 and TF32), prefetching 1 or 2 slices was 12-20% slower than none in all four
-        # cases: the registers it takes cost resident blocks, and the kernel was L2-bound, not latency-bound.
-        self.prefetch = 0 if prefetch is None else int(prefetch)
+        # Defaults measured on the H100 (validation/results/h100-sxm-2026-11-23/kernels/tuning-sptc-prefetch.csv,
+        # Box-2D1R x3 and Box-2D3R): TF32 fastest with its fragments in registers and 2 slices in flight (57-59%
+        # of the bound), FP16/BF16 with fragments read from L1 (fewer registers, more resident warps) and 1 slice.
+        if aregs is None:
+            aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
+        self.aregs = bool(aregs)
+        # Slices loaded ahead of the one being multiplied (their loads stay raw in registers until their turn):
+        # each slice's MMAs need that slice's input, so without them every slice waits for DRAM.
+        self.prefetch = ({"tf32": 2}.get(precision, 1)) if prefetch is None else int(prefetch)
         if not 0 <= self.prefetch <= 2:
             raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
         self.min_blocks = int(min_blocks)
