@@ -10,7 +10,8 @@ over t = 1..16).  In 1D a star is a box: those configurations are counted once.
 
     python benchmarks/scan_alpha_default.py --out validation/results/alpha-default-scan-<date>
 
-Writes ``scan.csv`` (one row per configuration) and ``summary.md`` into --out and prints the summary.
+Writes ``scan.csv`` (one row per configuration), ``per_impl.csv`` (each transformation in turn) and ``summary.md``
+into --out and prints the summary.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tcadvisor.advisor import advise  # noqa: E402
+from tcadvisor.advisor import advise, best_index  # noqa: E402
 from tcadvisor.hardware import find_spec  # noqa: E402
+from tcadvisor.impls import find_impl  # noqa: E402
 from tcadvisor.stencil import Stencil  # noqa: E402
 
 GPUS = ("a100", "h100", "h200", "b200")
@@ -41,6 +43,13 @@ def stencils():
                 if s.name not in seen:
                     seen.add(s.name)
                     yield s
+
+
+def pair_winner(adv, unit):
+    """CUDA cores or ``unit``, whichever the advisor's rule picks between the two at the asked depth."""
+    pair = [o for o in adv.options if o.unit in ("cuda_core", unit) and o.available]
+    i = best_index([o.gstencils for o in pair], [o.fuse for o in pair], [o.unit for o in pair])
+    return pair[i].unit if i is not None else ""
 
 
 def tc(adv, unit):
@@ -95,6 +104,39 @@ def main() -> int:
         f"Overall recommendation per stencil, dtype and GPU (best unit and depth over t = 1..16): unit changes in "
         f"{unit_changed} of {len(overall)}, unit or depth in {any_changed} of {len(overall)}.",
     ]
+    lines += ["", "## Per transformation", "",
+              "Each Tensor Core implementation in turn for its unit, over the same stencils, depths and GPUs and "
+              "every dtype among double, float and half it runs: the verdict between CUDA cores and that "
+              "implementation at the asked depth, with its published constant vs its constructed α.", "",
+              "| implementation | unit | dtypes | configurations | verdicts changed |", "|---|---|---|---|---|"]
+    per_impl = []
+    for name in ("ConvStencil", "LoRAStencil", "TCStencil", "SPIDER", "SparStencil"):
+        impl = find_impl(name)
+        dtypes = [d for d in ("double", "float", "half") if d in impl.precisions]
+        n = changed_n = 0
+        for key in GPUS:
+            gpu = find_spec(key)
+            for dtype in dtypes:
+                for st in stencils():
+                    if impl.unsupported(st):
+                        continue
+                    for t in FUSES:
+                        old = advise(st, dtype, gpu, fuse=t, impls=[impl], alpha="paper")
+                        new = advise(st, dtype, gpu, fuse=t, impls=[impl])
+                        o, nn = tc(old, impl.unit), tc(new, impl.unit)
+                        if not (o.available and nn.available):
+                            continue
+                        n += 1
+                        a, b = pair_winner(old, impl.unit), pair_winner(new, impl.unit)
+                        changed_n += a != b
+                        per_impl.append({"impl": name, "gpu": gpu.short, "dtype": dtype, "stencil": st.name,
+                                         "fuse": t, "alpha_paper": str(o.alpha), "alpha_constructed": str(nn.alpha),
+                                         "old_unit": a, "new_unit": b})
+        lines.append(f"| {name} | {impl.unit} | {', '.join(dtypes)} | {n} | {changed_n} |")
+    with open(os.path.join(args.out, "per_impl.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(per_impl[0]))
+        w.writeheader()
+        w.writerows(per_impl)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(text)

@@ -26,7 +26,7 @@ import numpy as np
 
 from .alpha_policy import AlphaChoice, ResolvedAlpha, resolve_alpha
 from .dtypes import BYTES
-from .errors import TcAdvisorError, UnavailableError, WorkBudgetExceeded
+from .errors import AlphaModeError, TcAdvisorError, UnavailableError, WorkBudgetExceeded
 from .hardware import UNIT_LABELS, UNITS, GpuSpec
 from .impls import ImplProfile, choose_impl
 from .mma import MmaShape
@@ -65,6 +65,7 @@ class Option:
     scenario: int | None = None
     decision: str | None = None
     skipped: bool = False  # not evaluated: beyond the work budget
+    alpha_mode_error: bool = False  # not evaluated: the α mode asked for does not exist for this implementation
     model: str = "base"  # the model variant this option was evaluated with
     model_note: str = ""  # why (refined: from the tiling; base under --model refined: no tiling declared)
     terms: dict = field(default_factory=dict)  # refined terms used: name -> value (empty for the base model)
@@ -220,6 +221,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     rows: list[tuple[int, Fraction, ResolvedAlpha | None, tuple[float, str, str]]] = []
     out_of_budget: dict[int, str] = {}
     cannot: dict[int, str] = {}
+    wrong_mode: dict[int, str] = {}
     for t in fuses:
         if unit == "cuda_core":
             rows.append((t, Fraction(1), None, _peak(gpu, unit, precision, None)))
@@ -230,6 +232,9 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         except WorkBudgetExceeded as exc:
             out_of_budget[t] = str(exc)
             continue
+        except AlphaModeError as exc:
+            wrong_mode[t] = str(exc)
+            continue
         except UnavailableError as exc:  # this depth cannot be built (e.g. a fused radius the instruction cannot hold)
             cannot[t] = str(exc)
             continue
@@ -237,6 +242,9 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
                                   for t, why_ in out_of_budget.items()}
     options.update({t: _unavailable(unit, t, why_, impl) for t, why_ in cannot.items()})
+    for t, why_ in wrong_mode.items():
+        options[t] = _unavailable(unit, t, why_, impl)
+        options[t].alpha_mode_error = True
     if rows:
         depths = [row[0] for row in rows]
         ts = np.array(depths, dtype=float)
@@ -377,6 +385,9 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
         else:
             per_unit[unit] = evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak, model=variant,
                                            cc_impl=None if cc_why else cc_impl)
+            mismatch = next((o.reason for o in per_unit[unit] if o.alpha_mode_error), None)
+            if unit in chosen and mismatch:  # the user named both the implementation and an α it lacks
+                raise AlphaModeError(mismatch)
 
     skipped = {}
     for opts in per_unit.values():

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .errors import TcAdvisorError, UnavailableError, WorkBudgetExceeded
+from .errors import AlphaModeError, TcAdvisorError, UnavailableError, WorkBudgetExceeded
 from .hardware import GpuSpec
 from .impls import ImplProfile
 from .mma import MmaShape
@@ -190,12 +190,12 @@ def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse
         mode = "constructed" if src.construction is not None else "paper"
     if mode == "paper":
         if src.paper is None:
-            raise TcAdvisorError(f"{impl.name} has no published α; use --alpha constructed or a number")
+            raise AlphaModeError(f"{impl.name} has no published α; use --alpha constructed or a number")
         note = (f"{impl.name}'s published constant" + (f" ({src.paper_note})" if src.paper_note else "")
                 + ("; no construction for this implementation" if src.construction is None else ""))
         return ResolvedAlpha(src.paper, "paper", shape, note)
     if src.construction is None:
-        raise TcAdvisorError(
+        raise AlphaModeError(
             f"{impl.name} has no α construction; use --alpha paper or a number (see 'tcadvisor impls')"
         )
     if shape is None:

@@ -16,6 +16,12 @@ class UnavailableError(TcAdvisorError):
     """A requested combination does not exist on this hardware (e.g. sparse FP64)."""
 
 
+class AlphaModeError(UnavailableError):
+    """The α asked for does not exist for an implementation (``--alpha paper`` for one without a published
+    constant, ``--alpha constructed`` for one without a construction).  An implementation the user named
+    makes it an error; one the advisor chose by default is shown as not available, with this reason."""
+
+
 class WorkBudgetExceeded(TcAdvisorError):
     """A query would take more time or memory than tcadvisor allows for one answer.
 
