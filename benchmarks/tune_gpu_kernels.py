@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|tc|tc-loads|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|tc|tc-loads|sptc]
 """
 from __future__ import annotations
 
@@ -49,6 +49,21 @@ def variants(only):
     return out
 
 
+def variants_cc_deep():
+    """CUDA cores at deep fusion, where shared memory per block (t + 1 steps x 2 x rows per iteration) limits
+    the resident warps: narrower strips and one row per iteration trade ILP for occupancy."""
+    out = []
+    for t in (7, 9, 11, 13):
+        for v, cols, nr in ((2, 256, 2), (2, 256, 1), (1, 128, 2), (1, 128, 1), (2, 512, 1)):
+            out.append(("Box-2D1R", "double", "10240x10240", "cuda_core", t, None,
+                        {"v": v, "cols": cols, "rows_per_iter": nr}))
+    for t in (8, 10, 12, 14):
+        for v, cols, nr in ((2, 512, 2), (4, 1024, 2), (2, 512, 1), (4, 1024, 1), (1, 256, 2)):
+            out.append(("Box-2D1R", "float", "10240x10240", "cuda_core", t, None,
+                        {"v": v, "cols": cols, "rows_per_iter": nr}))
+    return out
+
+
 def variants_sptc():
     """Sparse Tensor Core kernel: slices loaded ahead, weights in registers or L1, warps and register caps,
     on the issue's performance cases (Box-2D3R and Box-2D1R fused x3, FP16 and TF32)."""
@@ -77,7 +92,7 @@ def variants_tc_loads():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "tc", "tc-loads", "sptc"])
+    ap.add_argument("--only", choices=["cc", "cc-deep", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
@@ -88,7 +103,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     small = {2: "61x203", 3: "9x11x77"}
-    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc}.get(args.only, lambda: variants(args.only))()
+    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep}.get(
+        args.only, lambda: variants(args.only))()
     for name, dtype, grid, unit, t, mma, opts in chosen:
         st = parse_stencil(name)
         try:
