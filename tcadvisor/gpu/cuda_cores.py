@@ -23,8 +23,12 @@ from .numerics import UNIT_ROUNDOFF
 
 #: Pending partial sums a thread may keep per launch before columns per thread are reduced.
 PEND_LIMIT = 64
-#: Rows each 1D/2D block advances per iteration (input rows in flight per block).
+#: Rows each 1D/2D block advances per iteration (input rows in flight per block); one row from this depth
+#: on (FP64 / FP32), where the t + 1 buffered steps make shared memory the limit on resident warps
+#: (validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv: Box-2D1R double t = 13 695 vs 417
+#: GStencils/s, t = 7 736 vs 652; float t = 8 1159 vs 956).
 DEFAULT_ROWS_PER_ITER = 2
+ONE_ROW_FROM = {"fp64": 7, "fp32": 8}
 
 
 def _round_up(x: int, m: int) -> int:
@@ -74,7 +78,7 @@ class CudaCoreKernel(BundledKernel):
             ry = r if stencil.dims == 2 else 0
             # Defaults measured on an H100 (validation/results/*/tuning.csv): narrow strips of
             # 2 columns per thread keep enough blocks resident; wide ones pay off at deep fusion.
-            dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t <= 8 else (4, 1024))
+            dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
             if v is None:
                 v = dv
                 while v > 1 and t * 2 * ry * v > PEND_LIMIT:
@@ -84,7 +88,9 @@ class CudaCoreKernel(BundledKernel):
                 while cols - 2 * self.halo < cols // 2 and cols < 1024 * v:
                     cols *= 2
             nt = min(cols // v, 1024)
-            nr = DEFAULT_ROWS_PER_ITER if rows_per_iter is None else rows_per_iter
+            if rows_per_iter is None:
+                rows_per_iter = 1 if t >= ONE_ROW_FROM.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
+            nr = rows_per_iter
             self.v, self.nt, self.ry, self.nr = v, nt, ry, nr
             self.cols = nt * v
             self.txo = self.cols - 2 * self.halo
