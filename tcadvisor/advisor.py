@@ -70,6 +70,7 @@ class Option:
     model_note: str = ""  # why (refined: from the tiling; base under --model refined: no tiling declared)
     terms: dict = field(default_factory=dict)  # refined terms used: name -> value (empty for the base model)
     term_notes: dict = field(default_factory=dict)  # refined terms: name -> how each was obtained
+    term_inputs: dict = field(default_factory=dict)  # refined: model symbol -> value the terms were derived at
 
     @property
     def label(self) -> str:
@@ -184,23 +185,23 @@ def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tu
 
 
 def _refinements(impl: ImplProfile, unit: str, stencil: Stencil, fuses: list[int], dtype: str, precision: str,
-                 shapes: list[MmaShape | None], gpu: GpuSpec) -> list[Refinement]:
-    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu) for t, shape in zip(fuses, shapes)]
+                 shapes: list[MmaShape | None], gpu: GpuSpec, grid=None) -> list[Refinement]:
+    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu, grid) for t, shape in zip(fuses, shapes)]
 
 
 def _cuda_core_side(cc_impl: ImplProfile | None, stencil: Stencil, dtype: str, gpu: GpuSpec,
-                    fuses: list[int]) -> dict[str, list[float]]:
+                    fuses: list[int], grid=None) -> dict[str, list[float]]:
     """The CUDA-core terms a Tensor Core option is compared against (its R and scenario), per depth."""
     if cc_impl is None or cc_impl.why_not(stencil, dtype, gpu) is not None:
         return {}
     precision, _ = cc_impl.precision_for(dtype, gpu)
-    found = _refinements(cc_impl, "cuda_core", stencil, fuses, dtype, precision, [None] * len(fuses), gpu)
+    found = _refinements(cc_impl, "cuda_core", stencil, fuses, dtype, precision, [None] * len(fuses), gpu, grid)
     return {name: [f.values[name] for f in found] for name in found[0].values} if found else {}
 
 
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
                   fuses: list[int], choice: AlphaChoice, cc_peak: float | None, *, model: str = "base",
-                  cc_impl: ImplProfile | None = None) -> list[Option]:
+                  cc_impl: ImplProfile | None = None, grid: tuple[int, int, int] | None = None) -> list[Option]:
     """Options of one unit at each fusion depth in ``fuses`` (one vectorised model call).
 
     ``model`` is the variant (``base`` or ``refined``); under ``refined`` each option
@@ -209,7 +210,9 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     Core option is compared with the CUDA-core terms of ``cc_impl``.  A depth whose
     fused support or α would exceed the work budget comes back as an unavailable
     option with ``skipped`` set and the reason; under ``refined``, so does a depth
-    the kernel's on-chip capacity cannot hold (``skipped`` unset).
+    the kernel's on-chip capacity cannot hold (``skipped`` unset).  ``grid``
+    ((nz, ny, nx)) is the grid the refined terms are derived for (default: the
+    bundled kernels' default grid of the stencil's dimension).
     """
     variant = get_variant(model).name
     why = impl.why_not(stencil, dtype, gpu)
@@ -256,11 +259,12 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         terms: dict[str, np.ndarray] = {}
         if variant == "refined":
             shapes = [row[2].mma if row[2] else None for row in rows]
-            refinements = _refinements(impl, unit, stencil, depths, dtype, precision, shapes, gpu)
+            refinements = _refinements(impl, unit, stencil, depths, dtype, precision, shapes, gpu, grid)
             for term in unit_terms(unit):
                 terms[term.name] = np.array([f.values[term.name] for f in refinements])
             if unit != "cuda_core":
-                terms.update({k: np.array(v) for k, v in _cuda_core_side(cc_impl, stencil, dtype, gpu, depths).items()})
+                terms.update({k: np.array(v) for k, v in
+                              _cuda_core_side(cc_impl, stencil, dtype, gpu, depths, grid).items()})
         out = evaluate_model(K=K, t=ts, beta=betas, alpha=alphas, S=S, B=gpu.bandwidth.value, P_cc=p_cc,
                              P_tc=peaks, variant=variant, **terms)
         arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(rows),)) for k, v in out.items()}
@@ -285,6 +289,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
                 model_note=found.note if found is not None else "",
                 terms=dict(found.values) if found is not None and found.applies else {},
                 term_notes=dict(found.notes) if found is not None and found.applies else {},
+                term_inputs=dict(found.inputs) if found is not None and found.applies else {},
             )
             if unit != "cuda_core" and cc_peak is not None:
                 from .wording import decision_text

@@ -64,7 +64,7 @@ def latex_name(symbol: sp.Symbol) -> str:
 
 #: Characters of the text lines and their LaTeX (text mode).
 _TEXT_LATEX = {"α": r"$\alpha$", "β": r"$\beta$", "ρ": r"$\rho$", "η": r"$\eta$", "ω": r"$\omega$",
-               "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$", "·": r"$\cdot$", "–": "--", "—": "---",
+               "≥": r"$\geq$", "≤": r"$\leq$", "−": r"$-$", "≈": r"$\approx$", "·": r"$\cdot$", "–": "--", "—": "---",
                "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "^": r"\^{}", "×": r"$\times$", "{": r"\{", "}": r"\}",
                "\\": r"\textbackslash{}", "$": r"\$", "~": r"\~{}", "∞": r"$\infty$"}
 
@@ -194,6 +194,11 @@ def explain(adv: Advice, latex: bool = False) -> str:
             text(f"Model: {opt.model} ({opt.model_note})")
             for name, value in opt.terms.items():
                 text(f"{name} = {fnum(value)}: {m.TERM_BY_NAME[name].meaning} [{opt.term_notes[name]}]")
+            if opt.term_inputs:  # each derived term from the launch plan, with its numbers
+                text("Terms from the launch plan (docs/model.md, \"The refined terms\"):")
+                vals = dict(opt.term_inputs)
+                for step in m.TERM_CHAINS["cuda_core" if opt.unit == "cuda_core" else "tensor_core"]:
+                    eq(step, vals)
 
     text(f"{st.name}, t = {cc.fuse}, {adv.dtype}, on {adv.gpu.name}")
     text(f"Model: {variant.name}, {variant.summary}")
@@ -244,7 +249,8 @@ def explain(adv: Advice, latex: bool = False) -> str:
                 wins = float(opt.beta) < thr
                 text(f"β = {fnum(float(opt.beta))} {'<' if wins else '≥'} β_max = {fnum(thr)}, so "
                      f"{opt.label} {'win' if wins else 'lose'}")
-    inputs = {m.d, m.r, m.t, m.K, m.K_t, m.alpha, m.beta, m.S, m.B, m.P_cc, m.P_tc} | {x.symbol for x in m.TERMS}
+    inputs = ({m.d, m.r, m.t, m.K, m.K_t, m.alpha, m.beta, m.S, m.B, m.P_cc, m.P_tc} | {x.symbol for x in m.TERMS}
+              | set(m.TERM_SYMBOLS))
     meanings = _symbol_lines(used & inputs, latex)
     if meanings:
         text()

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import yaml
 
 from .errors import TcAdvisorError
-from .hardware_spec import MMA_UNITS, PRECISIONS, TFLOPS, UNITS, GpuSpec, Rate
+from .hardware_spec import MMA_UNITS, PRECISIONS, TFLOPS, UNITS, GpuSpec, Multiprocessors, Rate
 from .mma import MmaShape
 
 SCHEMAS = (1, 2)
@@ -30,7 +30,11 @@ BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
 #: A spec file is a few kilobytes; anything far larger is not one (and is not read into memory).
 MAX_FILE_BYTES = 1 << 20
 _TOP_LEVEL_2 = ("schema", "name", "vendor", "architecture", "aliases", "device_names", "default",
-                "notes", "sources", "bandwidth", "peak")
+                "notes", "sources", "bandwidth", "peak", "multiprocessors")
+#: Keys of the optional ``multiprocessors`` section: integer counts, sizes in KiB, the clock in GHz.
+_SM_COUNTS = ("count", "registers", "max_warps", "max_blocks")
+_SM_KIB = ("shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_reserved_kib")
+_SM_KEYS = ("count", "clock_ghz") + _SM_KIB + ("registers", "max_warps", "max_blocks", "source")
 _EXAMPLE_BANDWIDTH = "{value: 3350, unit: GB/s, source: datasheet}"
 
 
@@ -264,6 +268,40 @@ def _mma_shapes_v1(path: Path, raw: Any, peaks: Mapping[str, Mapping[str, Rate]]
     return shapes
 
 
+def _multiprocessors(path: Path, raw: Any, sources: Mapping[str, str]) -> Multiprocessors:
+    """The optional ``multiprocessors`` section: every key is required once the section is there."""
+    where = "multiprocessors"
+    if not isinstance(raw, Mapping):
+        raise _fail(path, where, f"expected a mapping with {', '.join(_SM_KEYS)}, got {raw!r}")
+    _check_keys(path, where, raw, _SM_KEYS)
+    missing = [k for k in _SM_KEYS if k not in raw]
+    if missing:
+        raise _fail(path, f"{where}.{missing[0]}", "missing (the section needs all of " + ", ".join(_SM_KEYS) + ")")
+    counts = {}
+    for key in _SM_COUNTS:
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _fail(path, f"{where}.{key}", f"expected a positive integer, got {value!r}")
+        counts[key] = value
+    kib = {}
+    for key in _SM_KIB:
+        value = raw[key]
+        if key == "shared_memory_reserved_kib" and value == 0 and not isinstance(value, bool):
+            kib[key] = 0.0
+        else:
+            kib[key] = _number(path, f"{where}.{key}", value)
+    if kib["shared_memory_per_block_kib"] > kib["shared_memory_kib"]:
+        raise _fail(path, f"{where}.shared_memory_per_block_kib", f"{raw['shared_memory_per_block_kib']} exceeds "
+                                                                  f"shared_memory_kib {raw['shared_memory_kib']}")
+    clock = _number(path, f"{where}.clock_ghz", raw["clock_ghz"])
+    return Multiprocessors(count=counts["count"], clock=_scaled(path, f"{where}.clock_ghz", clock, 1e9),
+                           shared_memory=int(kib["shared_memory_kib"] * 1024),
+                           shared_memory_per_block=int(kib["shared_memory_per_block_kib"] * 1024),
+                           shared_memory_reserved=int(kib["shared_memory_reserved_kib"] * 1024),
+                           registers=counts["registers"], max_warps=counts["max_warps"],
+                           max_blocks=counts["max_blocks"], source=_source(path, where, raw, sources))
+
+
 def parse_spec(raw: Any, path: Path) -> GpuSpec:
     """Validate the content of one spec file and build a :class:`GpuSpec`."""
     if not isinstance(raw, Mapping):
@@ -297,6 +335,7 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
         raise _fail(path, "default", f"expected true or false, got {default!r}")
     if "notes" in raw:
         _text(path, "notes", raw["notes"])
+    sms = _multiprocessors(path, raw["multiprocessors"], sources) if raw.get("multiprocessors") is not None else None
     return GpuSpec(
         key=path.stem,
         name=name,
@@ -312,6 +351,7 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
         device_names=tuple(d.strip() for d in device_names),
         default=default,
         schema=schema,
+        multiprocessors=sms,
     )
 
 

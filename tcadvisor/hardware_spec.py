@@ -50,6 +50,26 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class Multiprocessors:
+    """What the streaming multiprocessors hold (a spec's optional ``multiprocessors`` section).
+
+    The refined model needs them to know how many blocks of a kernel are resident
+    at once (occupancy), and the SM clock to turn cycles into seconds.  Sizes in
+    bytes, the clock in Hz.
+    """
+
+    count: int  # SMs on the GPU
+    clock: float  # SM clock (Hz) the spec's rates correspond to
+    shared_memory: int  # bytes of shared memory per SM usable by resident blocks
+    shared_memory_per_block: int  # bytes one block may use (opt-in maximum)
+    shared_memory_reserved: int  # bytes the system reserves per resident block
+    registers: int  # 32-bit registers per SM
+    max_warps: int  # resident warps per SM
+    max_blocks: int  # resident blocks per SM
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class GpuSpec:
     key: str
     name: str
@@ -67,6 +87,7 @@ class GpuSpec:
     device_names: tuple[str, ...] = ()
     default: bool = False
     schema: int = 1
+    multiprocessors: Multiprocessors | None = None  # None: not given (the refined model then does not apply)
 
     def peak(self, unit: str, precision: str) -> float | None:
         """Peak FLOP/s of ``unit`` at ``precision``, or ``None`` where the GPU has none."""

@@ -465,6 +465,120 @@ def get_variant(name: str = "base") -> Variant:
     return _build(key)
 
 
+# --------------------------------------------------------------------------- the refined terms' equations
+#
+# The refined terms follow from a kernel's launch plan (tcadvisor.gpu.plans) and the GPU's
+# multiprocessors; docs/model.md derives each.  Quantities of the plan and the GPU:
+N_sm, f_clk, W_sm, N_b = sp.symbols("N_sm f_clk W N_b", positive=True)
+n_ld, n_st, n_mv, n_w, n_it = sp.symbols("n_ld n_st n_mv n_w n_it", positive=True)
+e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
+m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
+#: Constants fitted to measurements (benchmarks/fit_refined.py; values in models/fitted/refined-terms.yaml).
+lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem = sp.symbols(
+    "lambda_c o_c L_it lambda_0 lambda_1 eta_B0 L_mem", positive=True)
+#: Architectural constants of every NVIDIA GPU since Volta (CUDA C++ Programming Guide): shared memory
+#: moves 32 banks x 4 bytes per clock per SM, and 4 schedulers issue one 32-thread instruction each per clock.
+SHARED_BYTES_PER_CLOCK = sp.Integer(128)
+ISSUE_PER_CLOCK = sp.Integer(128)
+
+#: Names of the intermediate steps of the terms' chains.
+c_fma, c_sh, c_is, c_lat_cc, c_mma, c_lat_tc, B_eff = sp.symbols(
+    "c_fma c_sh c_is c_lat_cc c_mma c_lat_tc B_eff", positive=True)
+
+TERM_SYMBOLS: dict[sp.Symbol, str] = {
+    N_sm: "streaming multiprocessors (SMs) of the GPU",
+    f_clk: "SM clock [Hz]",
+    W_sm: "resident warps per SM (occupancy of the plan)",
+    N_b: "resident blocks per SM",
+    n_ld: "shared-memory loads per point update (per thread)",
+    n_st: "shared-memory stores per point update",
+    n_mv: "register moves per point update (pending partial sums shifted)",
+    n_w: "32-bit words per value (2 for FP64)",
+    n_it: "point updates one block performs per iteration of its main loop",
+    e_s: "slices executed per output slice along the streamed axis (pipeline start-up of each chunk)",
+    a_x: "points a tile column holds per point it owns along x (halo, partial tiles at the edge)",
+    a_y: "the same along y (3D tiles; 1 otherwise)",
+    q_s: "slices loaded per output slice (each chunk loads its halo slices again)",
+    q_b: "bytes one block has in flight (the loads of one iteration)",
+    m_I: "the MMA instruction's m", n_I: "the MMA instruction's n", k_I: "the MMA instruction's k",
+    lambda_c: "fitted: cycles a warp waits per CUDA-core instruction and 32-bit word it cannot hide alone",
+    o_c: "fitted: issue slots per point update beyond the counted instructions (addresses, loop, predicates)",
+    L_it: "fitted: cycles of one CUDA-core block iteration (loads, barrier) the other resident blocks must cover",
+    lambda_0: "fitted: cycles a warp waits per MMA instruction, constant part",
+    lambda_1: "fitted: cycles a warp waits per MMA instruction, per unit of the instruction's k",
+    eta_B0: "fitted: fraction of the copy bandwidth a streaming kernel reaches with enough bytes in flight",
+    L_mem: "fitted: DRAM latency under load [s]",
+    c_fma: "cycles per point update per SM on the FMA pipe",
+    c_sh: "cycles per point update per SM on the shared-memory pipe",
+    c_is: "cycles per point update per SM issuing its instructions",
+    c_lat_cc: "cycles per point update per SM a warp waits that the other resident warps do not hide",
+    c_mma: "cycles per MMA per SM on the Tensor Core pipe (the instruction's own rate)",
+    c_lat_tc: "cycles per MMA per SM the resident warps do not hide",
+    B_eff: "bandwidth the kernel's bytes in flight sustain [byte/s]",
+}
+SYMBOLS.update(TERM_SYMBOLS)
+LATEX.update({"N_sm": r"N_{\mathrm{SM}}", "f_clk": r"f_{\mathrm{clk}}", "W": "W", "N_b": "N_b",
+              "lambda_c": r"\lambda_c", "o_c": "o_c", "L_it": r"L_{\mathrm{it}}", "lambda_0": r"\lambda_0",
+              "lambda_1": r"\lambda_1", "eta_B0": r"\eta^{B}_{0}", "L_mem": r"L_{\mathrm{mem}}",
+              "c_fma": r"c_{\mathrm{fma}}", "c_sh": r"c_{\mathrm{sh}}", "c_is": r"c_{\mathrm{is}}",
+              "c_lat_cc": r"c^{\mathrm{lat}}_{\mathrm{cc}}", "c_mma": r"c_{\mathrm{mma}}",
+              "c_lat_tc": r"c^{\mathrm{lat}}_{\mathrm{tc}}", "B_eff": r"B_{\mathrm{eff}}"})
+#: The fitted constants, in the order the fit and the YAML list them.
+FITTED = (lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem)
+
+
+def _term_chain(steps) -> tuple[Equation, ...]:
+    """Equations of the terms, each short form in earlier steps, full forms substituted."""
+    out, fulls = [], {}
+    for symbol, short, unit, meaning, group in steps:
+        short = sp.sympify(short)
+        full = short.xreplace(fulls)
+        fulls[symbol] = full
+        out.append(Equation(symbol, short, full, "", unit, meaning, group, refined=True))
+    return tuple(out)
+
+
+#: Per unit (cuda_core; tensor_core for dense and sparse), the chain that computes the refined terms
+#: from the plan: redundancy, extra bytes, the achievable fraction of the peak and of the bandwidth.
+TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
+    "cuda_core": _term_chain([
+        (h_cc, e_s * a_x * a_y, "", "tile halos and pipeline start-up: points computed per point owned",
+         "cuda_core"),
+        (m_cc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "cuda_core"),
+        (c_fma, K * 2 * N_sm * f_clk / P_cc, "cycles", TERM_SYMBOLS[c_fma], "cuda_core"),
+        (c_sh, (n_ld + n_st) * S / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_sh], "cuda_core"),
+        (c_is, (K + n_ld + n_st + n_mv + o_c) / ISSUE_PER_CLOCK, "cycles", TERM_SYMBOLS[c_is], "cuda_core"),
+        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm) + L_it / (N_b * n_it), "cycles",
+         TERM_SYMBOLS[c_lat_cc], "cuda_core"),
+        (eta_cc, c_fma / (sp.Max(c_fma, c_sh, c_is) + c_lat_cc), "",
+         "the FMA pipe's share of the time per point update", "cuda_core"),
+        (B_eff, 1 / (1 / (eta_B0 * B) + L_mem / (N_b * q_b * N_sm)), "B/s", TERM_SYMBOLS[B_eff], "cuda_core"),
+        (eta_B_cc, B_eff / B, "", "fraction of the bandwidth the bytes in flight sustain", "cuda_core"),
+    ]),
+    "tensor_core": _term_chain([
+        (k_tc, e_s * a_x, "", "pipeline start-up and partial warp tiles: MMAs issued per MMA α counts",
+         "tensor_core"),
+        (m_tc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "tensor_core"),
+        (c_mma, 2 * m_I * n_I * k_I * N_sm * f_clk / P_tc, "cycles", TERM_SYMBOLS[c_mma], "tensor_core"),
+        (c_lat_tc, (lambda_0 + lambda_1 * k_I) / W_sm, "cycles",
+         TERM_SYMBOLS[c_lat_tc],
+         "tensor_core"),
+        (eta_tc, c_mma / (c_mma + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",
+         "tensor_core"),
+        (B_eff, 1 / (1 / (eta_B0 * B) + L_mem / (N_b * q_b * N_sm)), "B/s", TERM_SYMBOLS[B_eff], "tensor_core"),
+        (eta_B_tc, B_eff / B, "", "fraction of the bandwidth the bytes in flight sustain", "tensor_core"),
+    ]),
+}
+
+
+@lru_cache(maxsize=None)
+def term_function(unit: str, name: str) -> tuple[Callable, tuple[sp.Symbol, ...]]:
+    """A term (or an intermediate step) of ``unit``'s chain as a (vectorised) function, and its arguments in order."""
+    eq = next(e for e in TERM_CHAINS[unit] if e.name == name)
+    args = tuple(sorted(eq.full.free_symbols, key=lambda x: x.name))
+    return sp.lambdify(args, eq.full, modules="numpy"), args
+
+
 # --------------------------------------------------------------------------- numeric
 
 

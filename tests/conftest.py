@@ -78,6 +78,9 @@ def fake_gpu(monkeypatch):
         monkeypatch.setattr(mod, "blocks_per_sm", lambda kernel, threads, smem: 2)
     monkeypatch.setattr(backend, "device_info", lambda: FAKE_DEVICE)
     monkeypatch.setattr(runner, "device_info", lambda: FAKE_DEVICE)
-    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", lambda self, name: 1024)
+    # The CUDA code exports its shared-memory layout (k_rowbuf, k_planebuf); a compiled module would report
+    # what kernels/cuda_cores_*.cu computes, which test_plans checks against the planner with nvcc.
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int",
+                        lambda self, name: self.plan.options[name.removeprefix("k_")])
     monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", lambda self, w: None)
     return compiled

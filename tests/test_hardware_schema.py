@@ -247,3 +247,56 @@ def test_every_listed_instruction_is_cited(key):
         for precision, shapes in per.items():
             for shape in shapes:
                 assert spec.instruction_peak(unit, precision, shape).source.strip()
+
+
+# --------------------------------------------------------------------------- the multiprocessors section
+
+SMS = textwrap.dedent("""\
+    multiprocessors:
+      count: 132
+      clock_ghz: 1.98
+      shared_memory_kib: 228
+      shared_memory_per_block_kib: 227
+      shared_memory_reserved_kib: 1
+      registers: 65536
+      max_warps: 64
+      max_blocks: 32
+      source: ds
+""")
+
+
+def test_multiprocessors_section_is_read_in_si_units(tmp_path):
+    sm = load_spec_file(write(tmp_path, SCHEMA2 + SMS)).multiprocessors
+    assert (sm.count, sm.clock, sm.shared_memory, sm.shared_memory_per_block, sm.shared_memory_reserved) == (
+        132, 1.98e9, 228 * 1024, 227 * 1024, 1024)
+    assert (sm.registers, sm.max_warps, sm.max_blocks, sm.source) == (65536, 64, 32, "Test datasheet, table 1")
+    assert load_spec_file(write(tmp_path, SCHEMA2, "plain.yaml")).multiprocessors is None
+    zero = SMS.replace("shared_memory_reserved_kib: 1", "shared_memory_reserved_kib: 0")
+    assert load_spec_file(write(tmp_path, SCHEMA2 + zero, "volta.yaml")).multiprocessors.shared_memory_reserved == 0
+
+
+@pytest.mark.parametrize("change, field", [
+    (("count: 132", "count: 13.2"), "multiprocessors.count"),
+    (("clock_ghz: 1.98", "clock_ghz: -1"), "multiprocessors.clock_ghz"),
+    (("  max_blocks: 32\n", ""), "multiprocessors.max_blocks"),
+    (("shared_memory_per_block_kib: 227", "shared_memory_per_block_kib: 300"),
+     "multiprocessors.shared_memory_per_block_kib"),
+    (("source: ds", "source: ds\n  warp_size: 32"), "multiprocessors.warp_size"),
+    (("  source: ds\n", ""), "multiprocessors.source"),
+])
+def test_multiprocessors_errors_are_one_line(tmp_path, change, field):
+    with pytest.raises(TcAdvisorError) as info:
+        load_spec_file(write(tmp_path, SCHEMA2 + SMS.replace(*change)))
+    assert f"'{field}'" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["h100-sxm", "h100-pcie", "h200-sxm", "a100-sxm", "a100-pcie", "l40s", "rtx4090",
+                                 "v100", "h100-calibrated", "h200-calibrated"])
+def test_nvidia_specs_give_their_multiprocessors_with_a_source(key):
+    spec = find_spec(key)
+    sm = spec.multiprocessors
+    assert sm is not None and "Technical Specifications per Compute Capability" in sm.source
+    # the clock is the one the spec's FP32 rate implies: 128 FP32 FMA per clock per SM (64 on Volta and Ampere GA100)
+    lanes = 64 if "sm_70" in spec.architecture or "sm_80" in spec.architecture else 128
+    implied = spec.peak("cuda_core", "fp32") / (2 * lanes * sm.count)
+    assert implied == pytest.approx(sm.clock, rel=0.05)

@@ -152,7 +152,7 @@ def test_half_on_v100_runs_tcstencil_and_names_what_is_missing():
 
 _LATEX_COMMANDS = {"noindent", "begin", "end", "frac", "left", "right", "cdot", "times", "text", "mathrm", "alpha",
                    "beta", "rho", "min", "max", "approx", "geq", "leq", "_", "%", "&", "#", "textbackslash", "$",
-                   "sum", "binom", "lceil", "rceil", "infty", "eta", "omega"}
+                   "sum", "binom", "lceil", "rceil", "infty", "eta", "omega", "lambda", "^"}
 
 
 def check_latex(doc: str) -> None:

@@ -145,3 +145,19 @@ def test_each_benchmark_gets_the_clock_sampled_while_it_ran_or_just_after():
     c = cal.Measured("c", "c", 1.0, [1.0], 1.0, window=(3.0, 3.1))  # none near it
     cal.assign_clocks([a, b, c], s)
     assert a.sm_clock_mhz == (1980 + 1965) / 2 and b.sm_clock_mhz == 1755 and c.sm_clock_mhz is None
+
+
+def test_spec_file_carries_the_multiprocessors_the_device_reports(tmp_path):
+    """With the device's properties, calibrate writes the multiprocessors section the refined model needs; the
+    clock is the one sampled while the rates were measured.  Without them, no section (nothing guessed)."""
+    c = h100_like()
+    assert "multiprocessors" not in yaml.safe_load(cal.spec_text(c))
+    c.properties = {"smem_per_sm": 233472, "smem_optin": 232448, "smem_reserved": 1024, "regs_per_sm": 65536,
+                    "max_threads_per_sm": 2048, "max_blocks_per_sm": 32, "clock_khz": 1980000}
+    raw = yaml.safe_load(cal.spec_text(c))
+    measured_clocks = [m.sm_clock_mhz for m in [*c.fma.values(), *c.mma.values()] if m.sm_clock_mhz]
+    assert raw["multiprocessors"]["clock_ghz"] == pytest.approx(sorted(measured_clocks)[len(measured_clocks) // 2]
+                                                                / 1000, rel=0.05)
+    sm = parse_spec(raw, tmp_path / "h100-calibrated.yaml").multiprocessors
+    assert (sm.count, sm.shared_memory, sm.shared_memory_per_block, sm.max_warps, sm.max_blocks) == (
+        132, 233472, 232448, 64, 32)

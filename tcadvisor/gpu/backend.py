@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from ..data import data_dir
 from ..errors import TcAdvisorError
+from .plans import split_stream  # noqa: F401  (launch splitting lives with the plans; kept importable here)
 
 
 def cupy():
@@ -51,6 +52,11 @@ def device_info() -> dict:
         "smem_optin": props.get("sharedMemPerBlockOptin", props["sharedMemPerBlock"]),
         "smem_per_sm": props.get("sharedMemPerMultiprocessor", 228 * 1024),
         "regs_per_sm": props.get("regsPerMultiprocessor", 65536),
+        # for the spec's multiprocessors section that 'tcadvisor calibrate' writes (None: not reported)
+        "smem_reserved": props.get("reservedSharedMemPerBlock"),
+        "max_threads_per_sm": props.get("maxThreadsPerMultiProcessor"),
+        "max_blocks_per_sm": props.get("maxBlocksPerMultiProcessor"),
+        "clock_khz": props.get("clockRate"),
     }
 
 
@@ -83,24 +89,3 @@ def blocks_per_sm(kernel, threads: int, smem: int) -> int:
         by_regs = info["regs_per_sm"] // regs
         by_smem = info["smem_per_sm"] // smem if smem else 32
         return max(1, min(by_regs, by_smem, 2048 // threads))
-
-
-def split_stream(extent: int, across: int, slots: int, fill: int) -> tuple[int, int]:
-    """How to cut the streamed axis into chunks, one block per (chunk, position across).
-
-    Every block streams ``per`` slices plus ``fill`` slices of pipeline start-up,
-    and blocks run in waves of ``slots`` (resident blocks on the whole GPU), so a
-    launch takes about ``waves × (per + fill)`` slice-times.  Rounding the number
-    of blocks to the GPU naively can add a nearly empty wave (twice the time), and
-    very short chunks pay the start-up again and again; this picks the split with
-    the smallest estimate.  Returns ``(chunks, per)``.
-    """
-    best = None
-    for waves in range(1, 9):
-        chunks = max(1, min(extent, (waves * slots) // max(across, 1)))
-        per = -(-extent // chunks)
-        chunks = -(-extent // per)
-        cost = -(-(across * chunks) // slots) * (per + fill)
-        if best is None or cost < best[0]:
-            best = (cost, chunks, per)
-    return best[1], best[2]

@@ -1,9 +1,10 @@
 """The bundled CUDA-core kernels (temporal fusion), set up and launched from Python.
 
 ``kernels/cuda_cores_2d.cu`` serves 1D (as one row, y-radius 0) and 2D;
-``kernels/cuda_cores_3d.cu`` serves 3D.  This module picks the compile-time
-shape of a launch (columns per thread, threads, tile), sizes the ghost layers
-and row pitch the kernel reads, and counts the FLOPs it executes.
+``kernels/cuda_cores_3d.cu`` serves 3D.  The compile-time shape of a launch
+(columns per thread, threads, tile) and the FLOPs a sweep executes come from
+:func:`tcadvisor.gpu.plans.plan_cuda_cores`; this module compiles and launches
+that plan and sizes the ghost layers and row pitch the kernel reads.
 """
 from __future__ import annotations
 
@@ -15,21 +16,12 @@ import numpy as np
 from ..errors import TcAdvisorError
 from ..mma import MmaShape
 from ..stencil import Stencil
-from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from . import plans
+from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
 from .numerics import UNIT_ROUNDOFF
-
-#: Pending partial sums a thread may keep per launch before columns per thread are reduced.
-PEND_LIMIT = 64
-#: Rows each 1D/2D block advances per iteration (input rows in flight per block); one row from this depth
-#: on (FP64 / FP32), where the t + 1 buffered steps make shared memory the limit on resident warps
-#: (validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv: Box-2D1R double t = 13 695 vs 417
-#: GStencils/s, t = 7 736 vs 652; float t = 8 1159 vs 956).
-DEFAULT_ROWS_PER_ITER = 2
-ONE_ROW_FROM = {"fp64": 7, "fp32": 8}
-
 
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
@@ -71,62 +63,32 @@ class CudaCoreKernel(BundledKernel):
             raise TcAdvisorError("--mma applies to the Tensor Core kernels only")
         super().__init__(stencil, fuse, dtype, precision, weights)
         self.real = self.REAL[precision]
-        r, t = stencil.radius, fuse
-        self.halo = r * t
-        star = int(stencil.shape == "star" and stencil.dims > 1)
+        # The launch shape comes from the planner, which the refined model reads too.
+        self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter)
+        plan = self.plan
+        self.halo = plan.halo
+        self.v = plan.options["v"]
+        self.cols, self.txo = plan.tile["x"], plan.outputs["x"]
+        source = plan.source
+        self.mod = module(source, plan.defines)
         if stencil.dims <= 2:
-            ry = r if stencil.dims == 2 else 0
-            # Defaults measured on an H100 (validation/results/*/tuning.csv): narrow strips of
-            # 2 columns per thread keep enough blocks resident; wide ones pay off at deep fusion.
-            dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
-            if v is None:
-                v = dv
-                while v > 1 and t * 2 * ry * v > PEND_LIMIT:
-                    v //= 2
-            if cols is None:
-                cols = dcols * v // dv
-                while cols - 2 * self.halo < cols // 2 and cols < 1024 * v:
-                    cols *= 2
-            nt = min(cols // v, 1024)
-            if rows_per_iter is None:
-                rows_per_iter = 1 if t >= ONE_ROW_FROM.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
-            nr = rows_per_iter
-            self.v, self.nt, self.ry, self.nr = v, nt, ry, nr
-            self.cols = nt * v
-            self.txo = self.cols - 2 * self.halo
-            if self.txo <= 0:
-                raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {self.halo} is too wide for the "
-                                     f"CUDA-core kernel's {self.cols}-column strips")
-            defines = (("K_REAL", self.real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star),
-                       ("K_V", v), ("K_NT", nt), ("K_NR", nr))
-            self.mod = module("cuda_cores_2d.cu", defines)
+            self.nt, self.ry, self.nr = plan.options["nt"], plan.options["ry"], plan.options["nr"]
             self.kernel = self.mod.get_function("cc_stream2d")
-            rowbuf = self._const_int("k_rowbuf")
-            self.smem = (t + 1) * 2 * nr * rowbuf * np.dtype(self.np_dtype).itemsize  # t steps + finished rows
-            self.threads = (nt, 1, 1)
+            layout = ("k_rowbuf", plan.options["rowbuf"])
         else:
-            v, bx = 4, 16
-            while v > 1 and t * 2 * r * v > PEND_LIMIT:
-                v //= 2
-                bx *= 2
-            by = 16 if self.halo <= 4 else 32
-            self.v, self.bx, self.by = v, bx, by
-            self.cols, self.rows = bx * v, by
-            self.txo, self.tyo = self.cols - 2 * self.halo, self.rows - 2 * self.halo
-            if self.txo <= 0 or self.tyo <= 0 or bx * by > 1024:
-                raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {self.halo} is too wide for the "
-                                     "3D CUDA-core kernel's tiles (use a smaller fusion depth)")
-            defines = (("K_REAL", self.real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v),
-                       ("K_BX", bx), ("K_BY", by))
-            self.mod = module("cuda_cores_3d.cu", defines)
+            self.bx, self.by = plan.options["bx"], plan.options["by"]
+            self.rows, self.tyo = plan.tile["y"], plan.outputs["y"]
             self.kernel = self.mod.get_function("cc_stream3d")
-            planebuf = self._const_int("k_planebuf")
-            self.smem = t * 2 * planebuf * np.dtype(self.np_dtype).itemsize
-            self.threads = (bx, by, 1)
+            layout = ("k_planebuf", plan.options["planebuf"])
+        if self._const_int(layout[0]) != layout[1]:  # the CUDA code exports its layout: the plan must agree
+            raise RuntimeError(f"kernels/{source} lays out {layout[0]} = {self._const_int(layout[0])} elements; "
+                               f"tcadvisor.gpu.plans computed {layout[1]}")
+        self.smem = plan.smem
+        self.threads = plan.block
         limit = device_info()["smem_optin"]
         if self.smem > limit:
             raise TcAdvisorError(
-                f"{stencil.name} fused x{t} on CUDA cores needs {self.smem // 1024} KiB of shared memory per block; "
+                f"{stencil.name} fused x{fuse} on CUDA cores needs {self.smem // 1024} KiB of shared memory per block; "
                 f"this GPU allows {limit // 1024} KiB (use a smaller fusion depth)"
             )
         if self.smem > 48 * 1024:
@@ -177,17 +139,9 @@ class CudaCoreKernel(BundledKernel):
         return Geometry(self.halo, self.halo, gx, _round_up(gx + blocks_x * self.txo + self.halo + 8, 32))
 
     def _launch_shape(self, shape3):
-        nz, ny, nx = shape3
-        info = device_info()
         threads = self.threads[0] * self.threads[1]
-        slots = info["sms"] * blocks_per_sm(self.kernel, threads, self.smem)
-        gx = math.ceil(nx / self.txo)
-        if self.stencil.dims <= 2:
-            chunks, per = split_stream(ny, gx, slots, self.fuse * (1 + 2 * self.ry) + self.nr)
-            return (gx, chunks, 1), per
-        gy = math.ceil(ny / self.tyo)
-        chunks, per = split_stream(nz, gx * gy, slots, self.fuse * (1 + 2 * self.stencil.radius))
-        return (gx, gy, chunks), per
+        slots = device_info()["sms"] * blocks_per_sm(self.kernel, threads, self.smem)
+        return self.plan.launch(shape3, slots)
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         if _WEIGHTS_OWNER.get(id(self.mod)) is not self:
@@ -205,17 +159,9 @@ class CudaCoreKernel(BundledKernel):
 
     def executed_flops(self, shape3) -> float:
         """FLOPs one sweep executes, halo columns and pipeline fill included."""
-        nz, ny, nx = shape3
-        grid, per = self._launch_shape(shape3)
-        k = self.stencil.K
-        t = self.fuse
-        if self.stencil.dims <= 2:
-            iters = sum(math.ceil((min(per, ny - by * per) + 2 * self.ry * t) / self.nr) + t - 1
-                        for by in range(grid[1]))
-            return 2.0 * k * t * self.cols * iters * self.nr * grid[0]
-        lead = t * (1 + 2 * self.stencil.radius) - 1
-        planes = sum(min(per, nz - bz * per) + lead for bz in range(grid[2]))
-        return 2.0 * k * t * self.cols * self.rows * planes * grid[0] * grid[1]
+        threads = self.threads[0] * self.threads[1]
+        slots = device_info()["sms"] * blocks_per_sm(self.kernel, threads, self.smem)
+        return self.plan.executed_flops(shape3, slots)
 
     def describe(self) -> str:
         layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration" if self.stencil.dims <= 2

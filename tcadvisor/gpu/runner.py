@@ -31,11 +31,10 @@ from .backend import cupy, device_info
 from .checking import CheckResult, compare_end_to_end, end_to_end_bound, sweep_interval
 from .fields import PaddedField
 from .numerics import STORAGE, from_storage, to_storage
+from .plans import DEFAULT_GRIDS  # the grids the refined model assumes too
 from .reference import reference_steps
 
 MAX_POINTS = 2**31 - 1
-#: Grids whose two fields exceed the 50 MB L2 of an H100 several times over in every precision.
-DEFAULT_GRIDS = {1: (2**27,), 2: (10240, 10240), 3: (512, 512, 512)}
 #: Initial data are uniform in this interval (see the module docstring).
 DATA_RANGE = (1.0, 2.0)
 

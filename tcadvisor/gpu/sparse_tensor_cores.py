@@ -25,7 +25,8 @@ from ..errors import TcAdvisorError
 from ..mma import MmaShape
 from ..stencil import Stencil
 from ..transforms.base import Construction
-from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from . import plans
+from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
@@ -35,10 +36,10 @@ from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, line_order, pa
 #: dtype each precision runs on (its fields' storage type).
 DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 PREC_CODE = {"tf32": 0, "fp16": 1, "bf16": 2}
-#: Above this many registers of weight fragments per lane, the fragments are read from L1 at every use.
-#: (ptxas issues a slice's fragment loads together either way, so L1 saves few registers: nvcc 13,
-#: sm_90, TF32 r·t = 3: 134 registers in registers, 140 from L1.)
-A_REG_LIMIT = 160
+#: Above this many registers of weight fragments per lane, the fragments are read from L1 at every use
+#: (the planner decides, tcadvisor.gpu.plans.A_REG_LIMIT).  ptxas issues a slice's fragment loads together
+#: either way, so L1 saves few registers: nvcc 13, sm_90, TF32 r·t = 3: 134 registers in registers, 140 from L1.
+A_REG_LIMIT = plans.A_REG_LIMIT
 
 
 def _round_up(x: int, m: int) -> int:
@@ -108,29 +109,17 @@ class SparseTensorCoreKernel(BundledKernel):
         cp = cupy()
         self.avals = cp.asarray(np.ascontiguousarray(value_words(self.ops.values, precision), dtype=np.uint32))
         self.ameta = cp.asarray(np.ascontiguousarray(self.ops.meta, dtype=np.uint32))
-        self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
-        a_regs = self.nonzero_lines * self.kc * 5
-        # Defaults measured on the H100 (validation/results/h100-sxm-2026-11-23/kernels/tuning-sptc-prefetch.csv,
-        # Box-2D1R x3 and Box-2D3R): TF32 fastest with its fragments in registers and 2 slices in flight (57-59%
-        # of the bound), FP16/BF16 with fragments read from L1 (fewer registers, more resident warps) and 1 slice.
-        if aregs is None:
-            aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
-        self.aregs = bool(aregs)
-        # Slices loaded ahead of the one being multiplied (their loads stay raw in registers until their turn):
-        # each slice's MMAs need that slice's input, so without them every slice waits for DRAM.
-        self.prefetch = ({"tf32": 2}.get(precision, 1)) if prefetch is None else int(prefetch)
-        if not 0 <= self.prefetch <= 2:
-            raise TcAdvisorError(f"prefetch {self.prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
+        # The launch shape comes from the planner, which the refined model reads too.
+        self.plan = plans.plan_sparse_tensor_cores(stencil, fuse, precision, aregs=aregs, prefetch=prefetch,
+                                                   warps=warps, min_blocks=min_blocks, linemask=self.linemask,
+                                                   unroll=unroll)
+        self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
+        self.aregs = self.plan.options["aregs"]
+        self.prefetch = self.plan.options["prefetch"]
+        self.unroll = self.plan.options["unroll"]
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
-        self.unroll = 1 if unroll is None else int(unroll)
-        if self.unroll not in (1, 2, 4, 8):
-            raise TcAdvisorError(f"unroll {self.unroll}: the sparse kernel streams 1, 2, 4 or 8 slices per trip")
-        defines = (("K_PREC", PREC_CODE[precision]), ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni),
-                   ("K_LINEMASK", f"{self.linemask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
-                   ("K_AREGS", int(self.aregs)), ("K_PF", self.prefetch), ("K_MINB", self.min_blocks),
-                   ("K_UNROLL", self.unroll))
-        self.kernel = module("sparse_tensor_cores.cu", defines).get_function("sptc_stream")
+        self.kernel = module("sparse_tensor_cores.cu", self.plan.defines).get_function("sptc_stream")
         self.threads = 32 * self.wx * self.wi
         self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
 
@@ -165,12 +154,8 @@ class SparseTensorCoreKernel(BundledKernel):
             return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
         return 1, 1, f.pitch_y, f.pitch_z, 0, 0
 
-    def _launch_shape(self, nx: int, ni: int, ns: int):
-        tiles = math.ceil(nx / TILE_X)
-        gxb, gyb = math.ceil(tiles / self.wx), math.ceil(ni / self.wi)
-        slots = device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
-        chunks, per = split_stream(ns, gxb * gyb, slots, self.ns - 1)
-        return (gxb, gyb, chunks), per
+    def _slots(self) -> int:
+        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
 
     def alignment(self, f: PaddedField) -> int:
         """Bit 0: 16-byte window loads are aligned; bit 1: pair stores are aligned."""
@@ -180,7 +165,7 @@ class SparseTensorCoreKernel(BundledKernel):
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         ni, ns, pi, ps, gi, gs = self._axes(fin)
-        grid, per = self._launch_shape(fin.nx, ni, ns)
+        grid, per = self.plan.launch((fin.nz, fin.ny, fin.nx), self._slots())
         i32 = np.int32
         self.kernel(grid, (self.threads,), (fin.data, fout.data, self.avals, self.ameta, i32(fin.nx), i32(ni),
                                              i32(ns), np.int64(pi), np.int64(ps), i32(fin.geometry.gx), i32(gi),
@@ -188,13 +173,7 @@ class SparseTensorCoreKernel(BundledKernel):
 
     def executed_flops(self, shape3) -> float:
         """FLOPs of every mma.sp issued in one sweep (dense-equivalent m·n·k, as α counts them)."""
-        nz, ny, nx = shape3
-        ni, ns = (ny, nz) if self.stencil.dims == 3 else ((1, ny) if self.stencil.dims == 2 else (1, 1))
-        grid, per = self._launch_shape(nx, ni, ns)
-        rs = (self.ns - 1) // 2
-        slices = sum(min(per, ns - b * per) + 2 * rs for b in range(grid[2]))
-        mmas = slices * math.ceil(nx / TILE_X) * ni * self.nonzero_lines * self.kc
-        return mmas * 2.0 * self.mma.macs
+        return self.plan.executed_flops(shape3, self._slots())
 
     def describe(self) -> str:
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "

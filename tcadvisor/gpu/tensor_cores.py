@@ -19,7 +19,8 @@ from ..stencil import Stencil
 from ..transforms import rowband
 from ..transforms.base import Construction
 from . import dense16
-from .backend import blocks_per_sm, cupy, device_info, module, split_stream
+from . import plans
+from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
@@ -34,7 +35,6 @@ DTYPE = {"fp64": "double", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 HALF_CODE = {"fp16": 1, "bf16": 2}
 #: Largest fused radius the kernel takes (pending accumulators live in registers).
 MAX_FUSED_RADIUS = 8
-B_REG_LIMIT = 40
 
 
 def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
@@ -118,33 +118,32 @@ class TensorCoreKernel(BundledKernel):
         self.construction = rowband.construct(self.fused, self.shape, self.permuted)
         d = stencil.dims
         n = 2 * self.R + 1
-        self.ns = 1 if d == 1 else n
-        self.ni = n if d == 3 else 1
+        ns = 1 if d == 1 else n
+        ni = n if d == 3 else 1
         lead = {1: lambda p, a: (), 2: lambda p, a: (p,), 3: lambda p, a: (p, a)}[d]
-        all_rows = [lead(p, a) for p in range(self.ns) for a in range(self.ni)]
+        all_rows = [lead(p, a) for p in range(ns) for a in range(ni)]
         nonzero = set(self.construction.details["rows"])
-        self.rowmask = sum(1 << i for i, idx in enumerate(all_rows) if idx in nonzero)
+        rowmask = sum(1 << i for i, idx in enumerate(all_rows) if idx in nonzero)
+        # The launch shape comes from the planner, which the refined model reads too.
+        self.plan = plans.plan_tensor_cores(stencil, fuse, precision, self.shape, bregs=bregs, prefetch=prefetch,
+                                            warps=warps, min_blocks=min_blocks, rowmask=rowmask)
+        plan = self.plan
+        if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
+            raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
+                               f"{self.construction.details['chunks']}")
+        self.ns, self.ni = plan.options["ns"], plan.options["ni"]
+        self.rowmask = rowmask
         self.nonzero_rows = len(nonzero)
-        self.kch = self.construction.details["chunks"]
+        self.kch = plan.options["kch"]
         self.wfrag = cupy().asarray(self._weight_fragments(all_rows))
-        nb = self.shape.k // (8 if self.half else 4)
-        b_regs = len(all_rows) * self.kch * nb
-        self.wx, self.wi = (1, warps) if d == 3 else (warps, 1)
-        self.bregs = (b_regs <= B_REG_LIMIT) if bregs is None else bool(bregs)
-        a_regs = self.ni * self.kch * self.shape.m * self.shape.k // (64 if self.half else 32)
-        self.prefetch = (1 if a_regs <= 24 else 0) if prefetch is None else int(prefetch)
-        defines = (("K_DOUBLE", int(self.precision == "fp64")), ("K_MMA_M", self.shape.m), ("K_MMA_K", self.shape.k),
-                   ("K_R", self.R), ("K_NS", self.ns), ("K_NI", self.ni), ("K_KCH", self.kch),
-                   ("K_ROWMASK", f"{self.rowmask:#x}ULL"), ("K_WX", self.wx), ("K_WI", self.wi),
-                   ("K_BREGS", int(self.bregs)), ("K_PF", self.prefetch), ("K_MINB", int(min_blocks)),
-                   ("K_PERM", int(self.permuted)))
-        if self.half:  # the FP64/TF32 configurations compile exactly as before (no K_HALF)
-            defines += (("K_HALF", HALF_CODE[self.precision]),)
+        self.wx, self.wi = plan.options["wx"], plan.options["wi"]
+        self.bregs = plan.options["bregs"]
+        self.prefetch = plan.options["prefetch"]
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
-        self.kernel = module("tensor_cores.cu", defines).get_function("tc_stream")
-        self.tile_x = self.shape.m * 8
-        self.threads = 32 * self.wx * self.wi
+        self.kernel = module("tensor_cores.cu", plan.defines).get_function("tc_stream")
+        self.tile_x = plan.outputs["x"]
+        self.threads = plan.threads
 
     def _weight_fragments(self, all_rows) -> np.ndarray:
         """The B fragments to upload: FP64 as is, TF32 rounded (cvt.rna), 16-bit as packed pairs (uint32)."""
@@ -189,16 +188,12 @@ class TensorCoreKernel(BundledKernel):
             return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
         return 1, 1, f.pitch_y, f.pitch_z, 0, 0
 
-    def _launch_shape(self, nx: int, ni: int, ns: int):
-        tiles = math.ceil(nx / self.tile_x)
-        gxb, gyb = math.ceil(tiles / self.wx), math.ceil(ni / self.wi)
-        slots = device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
-        chunks, per = split_stream(ns, gxb * gyb, slots, self.ns - 1)
-        return (gxb, gyb, chunks), per
+    def _slots(self) -> int:
+        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         ni, ns, pi, ps, gi, gs = self._axes(fin)
-        grid, per = self._launch_shape(fin.nx, ni, ns)
+        grid, per = self.plan.launch((fin.nz, fin.ny, fin.nx), self._slots())
         i32 = np.int32
         gx = fin.geometry.gx
         lead = self.construction.details["lead"]
@@ -210,13 +205,7 @@ class TensorCoreKernel(BundledKernel):
 
     def executed_flops(self, shape3) -> float:
         """FLOPs the Tensor Cores execute in one sweep: every MMA issued, padding included."""
-        nz, ny, nx = shape3
-        ni, ns = (ny, nz) if self.stencil.dims == 3 else ((1, ny) if self.stencil.dims == 2 else (1, 1))
-        grid, per = self._launch_shape(nx, ni, ns)
-        rs = (self.ns - 1) // 2
-        slices = sum(min(per, ns - b * per) + 2 * rs for b in range(grid[2]))
-        mmas = slices * math.ceil(nx / self.tile_x) * ni * self.nonzero_rows * self.kch
-        return mmas * 2.0 * self.shape.macs
+        return self.plan.executed_flops(shape3, self._slots())
 
     def describe(self) -> str:
         return (f"{self.shape} {self.precision.upper()}, α = {self.alpha} ({float(self.alpha):.3f}), "

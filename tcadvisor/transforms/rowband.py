@@ -64,9 +64,14 @@ def _check_shape(shape: MmaShape) -> None:
         raise TcAdvisorError(f"the row-band kernel needs an instruction with n = {GROUP}, got {shape}")
 
 
+def padded_k(R: int, shape: MmaShape) -> int:
+    """K_pad: the band of a fused radius R (n = 2R+1 weights, 8 output columns, the lead) padded to k."""
+    return pad_to(2 * R + 1 + GROUP - 1 + lead_of(R), shape.k)
+
+
 def _geometry(R: int, shape: MmaShape, rows: int) -> tuple[dict, Fraction]:
     n, lead = 2 * R + 1, lead_of(R)
-    k_pad = pad_to(n + GROUP - 1 + lead, shape.k)
+    k_pad = padded_k(R, shape)
     details = {"n_k": n, "R": R, "lead": lead, "K": n + GROUP - 1 + lead, "K_pad": k_pad,
                "chunks": k_pad // shape.k, "n_rows": rows, "groups_per_tile": shape.m,
                "tile_x": shape.m * GROUP, "matrices": f"{rows} row bands of {k_pad} x {GROUP}"}

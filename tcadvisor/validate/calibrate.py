@@ -90,6 +90,7 @@ class Calibration:
     mma: dict[tuple[str, str, str], Measured] = field(default_factory=dict)  # (unit, precision, shape)
     clocks: dict = field(default_factory=dict)  # from nvidia-smi
     notes: list[str] = field(default_factory=list)
+    properties: dict = field(default_factory=dict)  # device properties (tcadvisor.gpu.backend.device_info)
 
 
 # --------------------------------------------------------------------------- nvidia-smi (read only)
@@ -265,6 +266,28 @@ def measured_source(cal: Calibration) -> str:
     return ", ".join(parts)
 
 
+def multiprocessors(cal: Calibration) -> dict | None:
+    """The spec's ``multiprocessors`` section from the device's properties, or None where one is missing.
+
+    The clock is the SM clock sampled while the compute benchmarks ran (the clock the measured
+    rates belong to), else nvidia-smi's maximum, else the device's reported clock rate.
+    """
+    d = cal.properties
+    keys = ("smem_per_sm", "smem_optin", "smem_reserved", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm")
+    if any(d.get(k) is None for k in keys):
+        return None
+    under_load = [m.sm_clock_mhz for m in [*cal.fma.values(), *cal.mma.values()] if m.sm_clock_mhz]
+    mhz = (statistics.median(under_load) if under_load else cal.clocks.get("clocks.max.sm")
+           or (d["clock_khz"] / 1000 if d.get("clock_khz") else None))
+    if not mhz:
+        return None
+    return {"count": int(cal.sms), "clock_ghz": round(mhz / 1000, 4),
+            "shared_memory_kib": d["smem_per_sm"] / 1024, "shared_memory_per_block_kib": d["smem_optin"] / 1024,
+            "shared_memory_reserved_kib": d["smem_reserved"] / 1024, "registers": int(d["regs_per_sm"]),
+            "max_warps": int(d["max_threads_per_sm"]) // 32, "max_blocks": int(d["max_blocks_per_sm"]),
+            "source": "measured"}
+
+
 def build_spec(cal: Calibration) -> dict:
     """The spec file's content (schema 2: per-instruction peaks under each Tensor Core unit)."""
     short = short_name(cal.device)
@@ -299,6 +322,9 @@ def build_spec(cal: Calibration) -> dict:
                 "instructions": {s: {"value": tflops(v), "source": "measured"}
                                  for s, v in sorted(shapes.items(), key=lambda kv: -kv[1])},
             }
+    sms = multiprocessors(cal)
+    if sms is not None:
+        spec["multiprocessors"] = sms
     return spec
 
 
@@ -475,7 +501,7 @@ def calibrate(settings: Settings, progress: Callable[[str], None] | None = None)
         cp.get_default_memory_pool().free_all_blocks()  # the copy buffers are gone with the call
         say(f"[1/{total}] DRAM copy bandwidth: {bandwidth.value / 1e12:.4g} TB/s")
         cal = Calibration(info["name"], cc, info["sms"], datetime.date.today().isoformat(), bandwidth,
-                          clocks=clocks, notes=notes)
+                          clocks=clocks, notes=notes, properties=dict(info))
         step = 1
         for bench in fmas:
             step += 1

@@ -1,0 +1,493 @@
+"""Launch plans of the bundled kernels, on the CPU: the one place their launch shapes are chosen.
+
+A bundled kernel's compile-time shape (columns per thread, threads, tile, MMA
+chunks, what lives in registers) and its launch (how the streamed axis is cut
+into chunks) are decided here, from the stencil, the depth, the precision and
+the instruction, without CuPy or a GPU.  The kernel classes in
+:mod:`tcadvisor.gpu` compile and launch exactly what their plan says, and the
+refined model (:mod:`tcadvisor.refinement`) derives its terms from the same
+plan, so the model and the kernel cannot disagree about tiles, halos, shared
+memory or the FLOPs a sweep executes.
+
+What a plan knows before compiling, and what it estimates:
+
+* exact: threads and warps per block, shared memory per block (the kernels'
+  own layout formulas, which the CUDA code also exports and the kernel classes
+  check), tile and halo widths, outputs per tile, MMA instructions per output,
+  executed FLOPs of a sweep for a given grid and number of resident blocks;
+* estimated: registers per thread (:meth:`LaunchPlan.registers`), counted from
+  the arrays each kernel keeps in registers (:func:`register_estimate`), and
+  from them the resident blocks per SM (:func:`occupancy`).  On a GPU the
+  occupancy API answers instead (:func:`tcadvisor.gpu.backend.blocks_per_sm`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import TcAdvisorError
+from ..hardware_spec import Multiprocessors
+from ..mma import MmaShape
+from ..stencil import Stencil
+
+#: Grids whose two fields exceed the 50 MB L2 of an H100 several times over in every precision: what
+#: ``tcadvisor run`` and the validation suites time by default, and what the refined model assumes.
+DEFAULT_GRIDS = {1: (2**27,), 2: (10240, 10240), 3: (512, 512, 512)}
+#: Pending partial sums a CUDA-core thread may keep per launch before columns per thread are reduced.
+PEND_LIMIT = 64
+#: Rows each 1D/2D CUDA-core block advances per iteration (input rows in flight per block).
+DEFAULT_ROWS_PER_ITER = 2
+#: One row per iteration from this depth on (FP64 / FP32), where the t + 1 buffered steps make shared memory
+#: the limit on resident warps (validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv: Box-2D1R
+#: double t = 13 695 vs 417 GStencils/s, t = 7 736 vs 652; float t = 8 1159 vs 956); FP32 also takes the wide
+#: strips from that depth.
+ONE_ROW_FROM = {"fp64": 7, "fp32": 8}
+#: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
+B_REG_LIMIT = 40
+#: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
+A_PREFETCH_LIMIT = 24
+#: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
+A_REG_LIMIT = 160
+#: Bytes per element of each precision's fields (FP16/BF16 fields are 16-bit; TF32 runs on float fields).
+ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+#: 32-bit registers per value held: 2 for FP64, 1 otherwise.
+_WORDS = {"fp64": 2, "fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1}
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+# --------------------------------------------------------------------------- the GPU's multiprocessors
+
+
+#: The rules of resident blocks that are the same on every NVIDIA GPU since Volta (compute capability
+#: 7.0 to 10.0; CUDA C++ Programming Guide, "Technical Specifications per Compute Capability" and the
+#: occupancy calculator): registers are allocated per warp in units of 256, at most 255 per thread.
+REGISTER_GRANULARITY = 256
+MAX_REGISTERS_PER_THREAD = 255
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident blocks per SM and which resource limits them."""
+
+    blocks: int
+    warps: int
+    by: dict  # resource -> blocks it allows (threads, registers, shared memory, blocks)
+    limiter: str  # the resource that binds (the first of equal ones in ``by``'s order)
+
+    def describe(self) -> str:
+        return f"{self.blocks} block{'s' if self.blocks != 1 else ''} ({self.warps} warps) per SM, by {self.limiter}"
+
+
+def occupancy(threads: int, registers: int, smem: int, sm: Multiprocessors) -> Occupancy:
+    """Resident blocks of ``threads`` threads, ``registers`` per thread and ``smem`` bytes per SM.
+
+    The rules of the CUDA occupancy calculator: warps are rounded up per block,
+    registers are allocated per warp in units of :data:`REGISTER_GRANULARITY`,
+    every resident block also takes ``shared_memory_reserved`` bytes of shared memory.
+    Zero where the block cannot be resident at all (too many registers or bytes).
+    """
+    warps = -(-threads // 32)
+    regs_per_warp = _round_up(min(registers, MAX_REGISTERS_PER_THREAD) * 32, REGISTER_GRANULARITY)
+    by = {
+        "threads": sm.max_warps // warps,
+        "registers": sm.registers // (regs_per_warp * warps),
+        "shared memory": (sm.shared_memory // (smem + sm.shared_memory_reserved)
+                          if smem and smem <= sm.shared_memory_per_block else (0 if smem else sm.max_blocks)),
+        "blocks": sm.max_blocks,
+    }
+    blocks = min(by.values())
+    limiter = next(k for k, v in by.items() if v == blocks)
+    return Occupancy(blocks, blocks * warps, by, limiter)
+
+
+def split_stream(extent: int, across: int, slots: int, fill: int) -> tuple[int, int]:
+    """How to cut the streamed axis into chunks, one block per (chunk, position across).
+
+    Every block streams ``per`` slices plus ``fill`` slices of pipeline start-up,
+    and blocks run in waves of ``slots`` (resident blocks on the whole GPU), so a
+    launch takes about ``waves × (per + fill)`` slice-times.  Rounding the number
+    of blocks to the GPU naively can add a nearly empty wave (twice the time), and
+    very short chunks pay the start-up again and again; this picks the split with
+    the smallest estimate.  Returns ``(chunks, per)``.
+    """
+    best = None
+    for waves in range(1, 9):
+        chunks = max(1, min(extent, (waves * slots) // max(across, 1)))
+        per = -(-extent // chunks)
+        chunks = -(-extent // per)
+        cost = -(-(across * chunks) // slots) * (per + fill)
+        if best is None or cost < best[0]:
+            best = (cost, chunks, per)
+    return best[1], best[2]
+
+
+# --------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """One bundled kernel's configuration: compile-time shape, tiles, resources, work per sweep.
+
+    Axes: ``x`` is the contiguous one; the kernel streams along ``stream`` (y in
+    2D, z in 3D; 1D kernels have one row).  ``tile`` is what one block (CUDA
+    cores) or one warp (Tensor Cores) holds along each tiled axis, halo included,
+    ``outputs`` what it writes.
+    """
+
+    kernel: str  # registry name: cuda_cores, tensor_cores, sparse_tensor_cores
+    unit: str
+    precision: str
+    dims: int
+    fuse: int
+    halo: int  # points of halo on each side of a tile (r·t on CUDA cores, the fused radius R on Tensor Cores)
+    threads: int  # per block
+    block: tuple[int, int, int]  # threads per block along x, y, z
+    smem: int  # bytes of dynamic shared memory per block
+    tile: dict  # axis -> points held per tile, halo included
+    outputs: dict  # axis -> outputs per tile
+    tiles_per_block: int  # warp tiles per block on Tensor Cores, 1 on CUDA cores
+    fill: int  # slices of pipeline start-up per chunk (what split_stream weighs)
+    slices_per_step: int  # streamed slices each iteration of the kernel's main loop advances
+    live_words: int  # 32-bit registers of the arrays the kernel keeps live (register_estimate)
+    defines: tuple  # compile-time -D constants, in the kernel's order
+    mma: MmaShape | None = None
+    mma_per_slice: int = 0  # MMA instructions one warp tile issues per streamed slice
+    options: dict = field(default_factory=dict)  # the knobs chosen (columns per thread, prefetch, ...)
+
+    @property
+    def source(self) -> str:
+        """The CUDA file in kernels/ this plan compiles."""
+        if self.kernel == "cuda_cores":
+            return "cuda_cores_3d.cu" if self.dims == 3 else "cuda_cores_2d.cu"
+        return f"{self.kernel}.cu"
+
+    @property
+    def register_cap(self) -> int:
+        """Registers per thread the compiler may use: 255, or less where ``__launch_bounds__`` forbids more
+        (a block of ``threads`` must fit the 65536 registers of one SM)."""
+        return min(MAX_REGISTERS_PER_THREAD, 65536 // _round_up(self.threads, 32) // 8 * 8)
+
+    @property
+    def warps(self) -> int:
+        return -(-self.threads // 32)
+
+    @property
+    def element_bytes(self) -> int:
+        return ELEMENT_BYTES[self.precision]
+
+    @property
+    def registers(self) -> int:
+        """Registers per thread, estimated before compiling (:func:`register_estimate`)."""
+        return register_estimate(self)
+
+    def occupancy(self, sm: Multiprocessors, registers: int | None = None) -> Occupancy:
+        """Resident blocks per SM, from shared memory, threads and (unless given) the register estimate."""
+        return occupancy(self.threads, self.registers if registers is None else registers, self.smem, sm)
+
+    # ------------------------------------------------------------------ the launch for a grid
+    def _extents(self, shape3: tuple[int, int, int]) -> tuple[int, int, int]:
+        """(x extent, tiles across the streamed axis, streamed extent) for a (nz, ny, nx) grid."""
+        nz, ny, nx = shape3
+        if self.unit == "cuda_core":
+            gx = math.ceil(nx / self.outputs["x"])
+            if self.dims <= 2:
+                return nx, gx, (ny if self.dims == 2 else 1)
+            return nx, gx * math.ceil(ny / self.outputs["y"]), nz
+        tiles = math.ceil(nx / self.outputs["x"])
+        wx, wi = self.options["wx"], self.options["wi"]
+        ni, ns = (ny, nz) if self.dims == 3 else ((1, ny) if self.dims == 2 else (1, 1))
+        return nx, math.ceil(tiles / wx) * math.ceil(ni / wi), ns
+
+    def launch(self, shape3: tuple[int, int, int], slots: int) -> tuple[tuple[int, int, int], int]:
+        """(grid, slices per block) for a (nz, ny, nx) grid with ``slots`` resident blocks on the GPU."""
+        nz, ny, nx = shape3
+        _, across, ns = self._extents(shape3)
+        chunks, per = split_stream(ns, across, slots, self.fill)
+        if self.unit == "cuda_core":
+            gx = math.ceil(nx / self.outputs["x"])
+            if self.dims <= 2:
+                return (gx, chunks, 1), per
+            return (gx, math.ceil(ny / self.outputs["y"]), chunks), per
+        tiles = math.ceil(nx / self.outputs["x"])
+        ni = ny if self.dims == 3 else 1
+        return (math.ceil(tiles / self.options["wx"]), math.ceil(ni / self.options["wi"]), chunks), per
+
+    def executed_slices(self, ns: int, chunks: int, per: int) -> int:
+        """Slices every tile column executes over the streamed axis, pipeline start-up included."""
+        t = self.fuse
+        if self.unit == "cuda_core" and self.dims <= 2:
+            nr, ry = self.options["nr"], self.options["ry"]
+            iters = sum(math.ceil((min(per, ns - b * per) + 2 * ry * t) / nr) + t - 1 for b in range(chunks))
+            return iters * nr
+        if self.unit == "cuda_core":
+            lead = t * (1 + 2 * self.options["r"]) - 1
+            return sum(min(per, ns - b * per) + lead for b in range(chunks))
+        rs = (self.options["ns"] - 1) // 2
+        return sum(min(per, ns - b * per) + 2 * rs for b in range(chunks))
+
+    def executed_flops(self, shape3: tuple[int, int, int], slots: int) -> float:
+        """FLOPs one sweep executes on a (nz, ny, nx) grid: halos, padding and pipeline fill included.
+
+        On CUDA cores every point a tile holds is updated t times (2K FLOPs each);
+        on Tensor Cores every MMA issued counts 2·m·n·k (dense-equivalent for
+        mma.sp, as α counts it).  ``slots``: resident blocks on the whole GPU.
+        """
+        nz, ny, nx = shape3
+        grid, per = self.launch(shape3, slots)
+        _, _, ns = self._extents(shape3)
+        chunks = grid[2] if (self.dims == 3 or self.unit != "cuda_core") else grid[1]
+        slices = self.executed_slices(ns, chunks, per)
+        if self.unit == "cuda_core":
+            area = self.tile["x"] * (self.tile["y"] if self.dims == 3 else 1)
+            columns = grid[0] * (grid[1] if self.dims == 3 else 1)
+            return float(self.options["flops_per_update"]) * self.fuse * area * slices * columns
+        ni = ny if self.dims == 3 else 1
+        mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
+        return mmas * 2.0 * self.mma.macs
+
+    def sweep_counts(self, shape3: tuple[int, int, int], slots: int) -> dict:
+        """What one sweep over a (nz, ny, nx) grid amounts to, for the refined model's terms.
+
+        ``slices_executed`` and ``slices_read``: slices each tile column computes and
+        loads per output slice of the streamed axis (pipeline start-up of every chunk
+        included); ``tile_x``/``tile_y``: points held over points owned along the tiled
+        axes, partial tiles at the grid's edge included; ``per``: slices per chunk.
+        """
+        nz, ny, nx = shape3
+        grid, per = self.launch(shape3, slots)
+        _, _, ns = self._extents(shape3)
+        chunks = grid[2] if (self.dims == 3 or self.unit != "cuda_core") else grid[1]
+        executed = self.executed_slices(ns, chunks, per) / ns
+        t = self.fuse
+        if self.unit == "cuda_core":
+            reach = 2 * (self.options["ry"] if self.dims <= 2 else self.options["r"]) * t
+            held_x = math.ceil(nx / self.outputs["x"]) * self.tile["x"] / nx
+            held_y = math.ceil(ny / self.outputs["y"]) * self.tile["y"] / ny if self.dims == 3 else 1.0
+        else:
+            reach = self.options["ns"] - 1
+            held_x = math.ceil(nx / self.outputs["x"]) * self.outputs["x"] / nx  # MMAs cover whole warp tiles
+            held_y = 1.0
+        read = (ns + chunks * reach) / ns  # every chunk loads its halo slices again
+        return {"slices_executed": executed, "slices_read": read, "tile_x": held_x, "tile_y": held_y,
+                "per": per, "chunks": chunks}
+
+
+# --------------------------------------------------------------------------- CUDA cores
+
+
+def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
+                    rows_per_iter: int | None = None) -> LaunchPlan:
+    """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
+
+    2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
+    rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
+    per thread keep enough blocks resident; wide ones pay off at deep fusion).
+    3D: tiles of bx·v × by points of the xy-plane streamed along z.
+    """
+    if precision not in ("fp64", "fp32"):
+        raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
+    r, t = stencil.radius, int(fuse)
+    halo = r * t
+    star = int(stencil.shape == "star" and stencil.dims > 1)
+    real = {"fp64": "double", "fp32": "float"}[precision]
+    size = ELEMENT_BYTES[precision]
+    words = _WORDS[precision]
+    if stencil.dims <= 2:
+        ry = r if stencil.dims == 2 else 0
+        dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
+        if v is None:
+            v = dv
+            while v > 1 and t * 2 * ry * v > PEND_LIMIT:
+                v //= 2
+        if cols is None:
+            cols = dcols * v // dv
+            while cols - 2 * halo < cols // 2 and cols < 1024 * v:
+                cols *= 2
+        nt = min(cols // v, 1024)
+        if rows_per_iter is None:
+            rows_per_iter = 1 if t >= ONE_ROW_FROM.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
+        nr = rows_per_iter
+        cols = nt * v
+        txo = cols - 2 * halo
+        if txo <= 0:
+            raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
+                                 f"CUDA-core kernel's {cols}-column strips")
+        rowbuf = _cc_rowbuf(cols, r, v, size)
+        smem = (t + 1) * 2 * nr * rowbuf * size  # t steps + finished rows, double-buffered
+        npend = max(2 * ry, 1)
+        live = (t * npend * v + nr * v + (v + 2 * r) + v) * words
+        defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
+                   ("K_NT", nt), ("K_NR", nr))
+        return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
+                          {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
+                          options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
+                                   "flops_per_update": 2 * stencil.K})
+    v, bx = 4, 16
+    while v > 1 and t * 2 * r * v > PEND_LIMIT:
+        v //= 2
+        bx *= 2
+    by = 16 if halo <= 4 else 32
+    cols, rows = bx * v, by
+    txo, tyo = cols - 2 * halo, rows - 2 * halo
+    if txo <= 0 or tyo <= 0 or bx * by > 1024:
+        raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
+                             "3D CUDA-core kernel's tiles (use a smaller fusion depth)")
+    planebuf = (rows + 2 * r) * _cc_rowbuf(cols, r, v, size)
+    smem = t * 2 * planebuf * size
+    live = (t * 2 * r * v + v + (2 * r + 1) * (v + 2 * r) + v) * words
+    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", by))
+    return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * by, (bx, by, 1), smem,
+                      {"x": cols, "y": rows}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
+                      options={"v": v, "bx": bx, "by": by, "r": r, "planebuf": planebuf,
+                               "flops_per_update": 2 * stencil.K})
+
+
+def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:
+    """ROWBUF of the CUDA-core kernels: one shared row stored by residue, padded against bank conflicts.
+
+    Element L of a row sits at (L mod V)·SUBLEN + L div V; SUBLEN is the row's
+    length per residue padded so that the V sub-rows start in different banks.
+    """
+    bankmod = 128 // size  # elements per 128-byte shared-memory wavefront
+    sub_base = (cols + 2 * r + v - 1) // v
+    sub_off = (bankmod // v) % bankmod
+    sublen = sub_base + ((sub_off - sub_base % bankmod) % bankmod + bankmod) % bankmod
+    return v * sublen
+
+
+# --------------------------------------------------------------------------- dense Tensor Cores
+
+
+def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
+    """Non-empty kernel rows (2D) or lines (3D: a row of a plane) of the t-step fused stencil."""
+    from ..transforms.support import fused_support
+
+    return fused_support(stencil, fuse).n_lines()
+
+
+def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaShape, bregs: bool | None = None,
+                      prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
+                      rowmask: int | None = None) -> LaunchPlan:
+    """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
+
+    Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
+    K_pad × 8 band per non-empty kernel row (K_pad = 2R + 8 + lead padded to k),
+    K_pad/k MMAs per row and slice.  Weight fragments live in registers up to
+    :data:`B_REG_LIMIT` per lane, and one slice of input fragments is loaded
+    ahead where they take at most :data:`A_PREFETCH_LIMIT` registers.
+    """
+    from ..transforms import rowband
+
+    d = stencil.dims
+    R = stencil.radius * int(fuse)
+    half = precision in ("fp16", "bf16")
+    k_pad = rowband.padded_k(R, shape)
+    kch = k_pad // shape.k
+    n = 2 * R + 1
+    ns = 1 if d == 1 else n
+    ni = n if d == 3 else 1
+    rows = tensor_core_rows(stencil, fuse) if rowmask is None else bin(rowmask).count("1")
+    nb = shape.k // (8 if half else 4)
+    na = shape.m * shape.k // (64 if half else 32)
+    nc = shape.m // 4
+    b_regs = ns * ni * kch * nb
+    bregs = (b_regs <= B_REG_LIMIT) if bregs is None else bool(bregs)
+    a_regs = ni * kch * na
+    prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
+    wx, wi = (1, warps) if d == 3 else (warps, 1)
+    words = _WORDS[precision] if precision == "fp64" else 1
+    # Weight fragments "in L1" are loop-invariant loads, which the compiler hoists into registers all the same,
+    # keeping about twice their registers (the counts of the validation runs, docs/model.md "Registers").
+    live = (max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words + b_regs * words * (1 if bregs else 2)
+    permuted = precision == "fp64" or half
+    mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
+    defines = (("K_DOUBLE", int(precision == "fp64")), ("K_MMA_M", shape.m), ("K_MMA_K", shape.k), ("K_R", R),
+               ("K_NS", ns), ("K_NI", ni), ("K_KCH", kch), ("K_ROWMASK", f"{mask:#x}ULL"), ("K_WX", wx),
+               ("K_WI", wi), ("K_BREGS", int(bregs)), ("K_PF", prefetch), ("K_MINB", int(min_blocks)),
+               ("K_PERM", int(permuted)))
+    if half:  # the FP64/TF32 configurations compile exactly as before (no K_HALF)
+        defines += (("K_HALF", {"fp16": 1, "bf16": 2}[precision]),)
+    tile_x = shape.m * 8
+    return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), 0,
+                      {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
+                      rows * kch,
+                      options={"k_pad": k_pad, "kch": kch, "ns": ns, "ni": ni, "rows": rows, "bregs": bregs,
+                               "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
+                               "permuted": permuted, "half": half})
+
+
+# --------------------------------------------------------------------------- sparse Tensor Cores
+
+
+def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs: bool | None = None,
+                             prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
+                             linemask: int | None = None, unroll: int | None = None) -> LaunchPlan:
+    """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
+
+    Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
+    per non-empty kernel line, K = 2L over the instruction's k MMAs per line and
+    slice; weight fragments (4 value registers and 1 of metadata per line and
+    chunk) and slices loaded ahead by default as measured best on the H100
+    (validation/results/h100-sxm-2026-11-23/kernels/tuning-sptc-prefetch.csv, Box-2D1R x3 and Box-2D3R):
+    TF32 with its fragments in registers (up to :data:`A_REG_LIMIT`) and 2 slices in flight (57-59% of
+    the bound), FP16/BF16 with fragments read from L1 (fewer registers, more resident warps) and 1 slice.
+    """
+    from .sparse_operands import SEGMENTS, SHAPES, L, chunks
+
+    if precision not in SHAPES:
+        raise TcAdvisorError(f"the Sparse Tensor Core kernel runs TF32, FP16 and BF16, not {precision.upper()}")
+    d = stencil.dims
+    R = stencil.radius * int(fuse)
+    n = 2 * R + 1
+    ns = 1 if d == 1 else n
+    ni = n if d == 3 else 1
+    lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
+    kc = chunks(precision)
+    a_regs = lines * kc * 5
+    if aregs is None:
+        aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
+    aregs = bool(aregs)
+    prefetch = (2 if precision == "tf32" else 1) if prefetch is None else int(prefetch)
+    if not 0 <= prefetch <= 2:
+        raise TcAdvisorError(f"prefetch {prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
+    unroll = 1 if unroll is None else int(unroll)
+    if unroll not in (1, 2, 4, 8):
+        raise TcAdvisorError(f"unroll {unroll}: the sparse kernel streams 1, 2, 4 or 8 slices per trip")
+    wx, wi = (1, warps) if d == 3 else (warps, 1)
+    live = (max(ns - 1, 1) + 2) * 4 + ni * kc * 4 * (1 + prefetch) + (a_regs if aregs else 0)
+    mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
+    defines = (("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni),
+               ("K_LINEMASK", f"{mask:#x}ULL"), ("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
+               ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll))
+    tile_x = L * SEGMENTS  # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all
+    return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
+                      (32 * warps, 1, 1), 0, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
+                      defines, SHAPES[precision], lines * kc,
+                      options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
+                               "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll})
+
+
+# --------------------------------------------------------------------------- registers
+
+
+#: Registers per thread beyond the live arrays (addresses, loop counters, temporaries), per kernel file:
+#: the median over the validation runs on the H100 (docs/model.md, "Registers").
+REGISTER_OVERHEAD = {"cuda_cores_2d.cu": 22, "cuda_cores_3d.cu": 42, "tensor_cores.cu": 16,
+                     "sparse_tensor_cores.cu": 18}
+
+
+def register_estimate(plan: LaunchPlan) -> int:
+    """Registers per thread the compiler will give ``plan``'s kernel, estimated before compiling.
+
+    The arrays each kernel keeps live across its main loop (pending partial sums
+    or accumulator fragments, the slice of inputs in flight, weight fragments
+    held in registers, or hoisted by the compiler from L1: :attr:`LaunchPlan.live_words`)
+    plus the addressing and temporaries of that kernel file (:data:`REGISTER_OVERHEAD`),
+    capped at :attr:`LaunchPlan.register_cap` (beyond, the compiler spills).
+    docs/model.md ("Occupancy") compares the estimate with the counts the
+    compiler reported in the validation runs.
+    """
+    return min(plan.register_cap, plan.live_words + REGISTER_OVERHEAD[plan.source])

@@ -1,0 +1,172 @@
+"""The CPU launch planner: it reproduces every recorded launch, the kernels' own layout, and the occupancy rules."""
+import csv
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from tcadvisor.errors import TcAdvisorError
+from tcadvisor.gpu import plans
+from tcadvisor.hardware import find_spec
+from tcadvisor.hardware_schema import load_spec_file
+from tcadvisor.mma import MmaShape
+from tcadvisor.stencil import Stencil, parse_stencil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = [os.path.join(ROOT, "validation", "results", d) for d in ("h100-sxm-2026-11-23", "h200-2026-11-23")]
+H100 = find_spec("h100-calibrated").multiprocessors
+
+
+def recorded_runs(folder=RESULTS[0]):
+    with open(os.path.join(folder, "results.csv")) as f:
+        return [row for row in csv.DictReader(f) if row["status"] == "ok"]
+
+
+def plan_of(row):
+    st = parse_stencil(row["stencil"])
+    fuse, precision = int(row["fuse"]), row["precision"]
+    if row["unit"] == "cuda_core":
+        return plans.plan_cuda_cores(st, fuse, precision)
+    if row["unit"] == "tensor_core":
+        return plans.plan_tensor_cores(st, fuse, precision, MmaShape.parse(row["mma"]))
+    return plans.plan_sparse_tensor_cores(st, fuse, precision)
+
+
+def registers_of(row) -> int:
+    return int(re.search(r"(\d+) registers", row["kernel"]).group(1))
+
+
+# --------------------------------------------------------------------------- the recorded launches
+
+
+@pytest.mark.parametrize("folder", RESULTS)
+def test_the_plan_is_the_launch_every_recorded_run_made(folder):
+    """Threads, columns, halo and shared memory (CUDA cores); chunks, rows, warps, where the weights live and the
+    prefetch (Tensor Cores): what the kernel printed about itself on the GPU, from the plan alone."""
+    for row in recorded_runs(folder):
+        plan, text = plan_of(row), row["kernel"]
+        if plan.unit == "cuda_core":
+            if plan.dims <= 2:
+                layout = f"{plan.threads} threads x {plan.options['v']} columns, {plan.options['nr']} rows/iteration"
+            else:
+                layout = f"{plan.block[0]}x{plan.block[1]} threads x {plan.options['v']} columns"
+            assert text.startswith(f"{layout}, halo {plan.halo}, {plan.smem // 1024} KiB shared"), (row, text)
+        elif plan.unit == "tensor_core":
+            where = "registers" if plan.options["bregs"] else "L1"
+            assert (f"{plan.options['kch']} K-chunk(s) x {plan.options['rows']} kernel rows, {plan.warps} warps/block, "
+                    f"weights in {where}, prefetch {plan.options['prefetch']}") in text, text
+        else:
+            where = "registers" if plan.options["aregs"] else "L1"
+            assert (f"{plan.options['kc']} K-chunk(s) x {plan.options['rows']} kernel lines, {plan.warps} warps/block, "
+                    f"weights in {where}, prefetch {plan.options['prefetch']}") in text, text
+
+
+def test_executed_flops_are_the_recorded_counts():
+    """The sweep's FLOPs (halos, padding, pipeline start-up) as the kernel counted them on the GPU: the plan's
+    launch split with the resident blocks the compiled kernel had (from its recorded register count)."""
+    for row in recorded_runs():
+        plan = plan_of(row)
+        st = parse_stencil(row["stencil"])
+        grid = tuple(int(v) for v in row["grid"].split("x"))
+        shape3 = (1,) * (3 - st.dims) + grid
+        slots = H100.count * plan.occupancy(H100, registers_of(row)).blocks
+        per_point = plan.executed_flops(shape3, slots) / np.prod(shape3)
+        assert per_point == pytest.approx(float(row["executed_flops_per_point"]), rel=1e-9), row["kernel"]
+
+
+def test_register_estimate_against_the_compiled_counts():
+    """The estimate is documented as such: close to the compiler's counts, and the occupancy it gives mostly right."""
+    rows = recorded_runs()
+    diffs, same = [], 0
+    for row in rows:
+        plan = plan_of(row)
+        diffs.append(abs(plan.registers - registers_of(row)))
+        same += plan.occupancy(H100).blocks == plan.occupancy(H100, registers_of(row)).blocks
+    assert np.median(diffs) <= 8 and same / len(rows) >= 0.75, (np.median(diffs), same / len(rows))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler")
+@pytest.mark.parametrize("source, macro, defines, plan", [
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="double", K_RX=1, K_RY=1, K_T=3, K_STAR=0, K_V=2, K_NT=128, K_NR=2),
+     lambda: plans.plan_cuda_cores(Stencil.box(2, 1), 3, "fp64")),
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="float", K_RX=2, K_RY=2, K_T=5, K_STAR=1, K_V=2, K_NT=256, K_NR=2),
+     lambda: plans.plan_cuda_cores(Stencil.star(2, 2), 5, "fp32")),
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="float", K_RX=3, K_RY=0, K_T=7, K_STAR=0, K_V=2, K_NT=256, K_NR=2),
+     lambda: plans.plan_cuda_cores(Stencil.box(1, 3), 7, "fp32")),
+    ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="double", K_R=1, K_T=5, K_STAR=0, K_V=4, K_BX=16, K_BY=32),
+     lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64")),
+])
+def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):
+    """The CUDA file's own layout macros, compiled on the host, give the planner's row and plane buffers."""
+    p = plan()
+    assert {k: str(v) for k, v in p.defines}.items() >= {k: str(v) for k, v in defines.items()}.items()
+    lines = [line for line in open(os.path.join(ROOT, "kernels", source))
+             if re.match(r"^(typedef|#define [A-Z_]+ )", line) and not line.rstrip().endswith("\\")]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "layout.cpp")
+        with open(src, "w") as f:
+            f.write("#include <cstdio>\n" + "".join(lines) + f'int main() {{ printf("%d", (int)({macro})); }}\n')
+        exe = os.path.join(tmp, "layout")
+        subprocess.run(["g++", *[f"-D{k}={v}" for k, v in defines.items()], "-o", exe, src], check=True)
+        value = int(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
+    assert value == p.options[macro.lower()]
+    size = 8 if defines["K_REAL"] == "double" else 4
+    steps = defines["K_T"] + 1 if macro == "ROWBUF" else defines["K_T"]
+    per_step = 2 * defines.get("K_NR", 1)
+    assert p.smem == steps * per_step * value * size
+
+
+# --------------------------------------------------------------------------- occupancy and capacity
+
+
+def test_occupancy_follows_shared_memory_registers_and_threads():
+    """The t = 12 -> 13 drop of the CUDA-core kernel: 110 KiB per block fits twice in 228 KiB, 119 KiB once."""
+    t12 = plans.plan_cuda_cores(Stencil.box(2, 1), 12, "fp64")
+    t13 = plans.plan_cuda_cores(Stencil.box(2, 1), 13, "fp64")
+    assert t12.occupancy(H100, 168).blocks == 2 and t13.occupancy(H100, 168).blocks == 1
+    assert t13.occupancy(H100, 168).limiter == "shared memory"
+    # registers: 255 per thread leave room for 2 blocks of 128 threads (8 warps); 64 for 8 blocks of 128
+    tc = plans.plan_tensor_cores(Stencil.box(2, 1), 7, "fp64", MmaShape(16, 8, 8))
+    assert tc.occupancy(H100, 255).warps == 8 and tc.occupancy(H100, 255).limiter == "registers"
+    assert plans.occupancy(128, 64, 0, H100).blocks == 8
+    assert plans.occupancy(1024, 32, 0, H100).blocks == 2 and plans.occupancy(1024, 32, 0, H100).limiter == "threads"
+    assert plans.occupancy(128, 32, 228 * 1024, H100).blocks == 0  # beyond what one block may use
+
+
+def test_launch_bounds_cap_the_register_estimate():
+    wide = plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64")  # 16 x 32 threads: at most 128 registers each
+    assert wide.threads == 512 and wide.register_cap == 128 and wide.registers <= 128
+    assert wide.occupancy(H100).blocks == 1
+
+
+def test_planner_refuses_what_the_kernel_cannot_build():
+    with pytest.raises(TcAdvisorError, match="too wide"):
+        plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64")
+    with pytest.raises(TcAdvisorError, match="FP64 and FP32"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 1, "fp16")
+    with pytest.raises(TcAdvisorError, match="0, 1 or 2"):
+        plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 1, "fp16", prefetch=3)
+
+
+def test_tensor_core_plans_count_the_rows_the_operands_have():
+    """Rows x chunks per slice: the rowband construction's, for a box and a 3D star (empty kernel rows skipped)."""
+    from tcadvisor.reference import fused_weights, random_weights
+    from tcadvisor.transforms import rowband
+
+    for st, t in ((Stencil.box(2, 1), 3), (Stencil.star(3, 1), 2), (Stencil.box(1, 2), 2)):
+        shape = MmaShape(16, 8, 8)
+        con = rowband.construct(fused_weights(random_weights(st.mask(), np.random.default_rng(0)), t), shape)
+        plan = plans.plan_tensor_cores(st, t, "fp64", shape)
+        assert plan.options["rows"] == len(con.details["rows"]) and plan.options["kch"] == con.details["chunks"]
+        assert plan.mma_per_slice == plan.options["rows"] * plan.options["kch"]
+
+
+def test_calibrated_specs_carry_the_multiprocessors():
+    for name in ("h100-sxm-2026-11-23", "h200-2026-11-23"):
+        spec = load_spec_file(os.path.join(ROOT, "validation", "results", name, "calibrated.yaml"))
+        sm = spec.multiprocessors
+        assert (sm.count, sm.clock, sm.shared_memory, sm.max_warps) == (132, 1.98e9, 228 * 1024, 64)
