@@ -3,6 +3,7 @@
 #
 #   OUT=/some/dir bash benchmarks/gpu_session_kernels.sh          # ~7 minutes on an H100
 #   OUT=/some/dir bash benchmarks/gpu_session_kernels.sh quick    # ~1 minute: build, check, a few timings
+#   OUT=/some/dir bash benchmarks/gpu_session_kernels.sh notune   # full, without the sparse-knob scan (~6 minutes)
 #
 # Writes into $OUT: gpu_tests.log, bench.log, kernels.csv, ceilings.yaml, summary.md, and (full mode)
 # tuning.csv + tune_sptc.log from the sparse kernel's knobs: 7 files at most.
@@ -10,7 +11,7 @@
 set -u
 OUT=${OUT:?set OUT to the directory for the results}
 mkdir -p "$OUT"
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PY=${PYTHON:-python3}
 MODE=${1:-full}
 
@@ -29,7 +30,7 @@ else
   timeout 230 $PY -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py -rfE --durations=5 \
       >> "$OUT/gpu_tests.log" 2>&1
   TESTS=$?
-  timeout 75 $PY benchmarks/tune_gpu_kernels.py --only sptc --out "$OUT" --sweeps 4 --repeats 3 \
+  [ "$MODE" = notune ] || timeout 75 $PY benchmarks/tune_gpu_kernels.py --only sptc --out "$OUT" --sweeps 4 --repeats 3 \
       > "$OUT/tune_sptc.log" 2>&1
   timeout 260 $PY benchmarks/gpu_session_kernels.py --out "$OUT" --budget-s 215 > "$OUT/bench.log" 2>&1
   BENCH=$?
