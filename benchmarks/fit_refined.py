@@ -397,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = load_bench_runs()
     if bench:
         base = [option_for(r, "base") for r in bench]
-        refined = [option_for(r, "refined") for r in bench]
+        with refinement.using_constants(fitted[TRAIN]):  # the constants about to be shipped, not the file's old ones
+            refined = [option_for(r, "refined") for r in bench]
         with refinement.using_constants(fitted[next(g for g in RESULTS if g != TRAIN)]):
             heldout = [option_for(r, "refined") for r in bench]
         s_base, s_ref, s_held = (summary(np.array([o.gstencils for o in opts]), bench)

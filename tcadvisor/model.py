@@ -473,6 +473,7 @@ N_sm, f_clk, W_sm, N_b = sp.symbols("N_sm f_clk W N_b", positive=True)
 n_ld, n_st, n_mv, n_w, n_it = sp.symbols("n_ld n_st n_mv n_w n_it", positive=True)
 e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
 m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
+g_I = sp.Symbol("g_I", positive=True)
 #: Constants fitted to measurements (benchmarks/fit_refined.py; values in models/fitted/refined-terms.yaml).
 lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem = sp.symbols(
     "lambda_c o_c L_it lambda_0 lambda_1 eta_B0 L_mem", positive=True)
@@ -501,6 +502,8 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     q_s: "slices loaded per output slice (each chunk loads its halo slices again)",
     q_b: "bytes one block has in flight (the loads of one iteration)",
     m_I: "the MMA instruction's m", n_I: "the MMA instruction's n", k_I: "the MMA instruction's k",
+    g_I: "independent MMAs a warp issues back to back per step of its dependency chain (accumulator tiles "
+         "updated per slice)",
     lambda_c: "fitted: cycles a warp waits per CUDA-core instruction and 32-bit word it cannot hide alone",
     o_c: "fitted: issue slots per point update beyond the counted instructions (addresses, loop, predicates)",
     L_it: "fitted: cycles of one CUDA-core block iteration (loads, barrier) the other resident blocks must cover",
@@ -560,7 +563,7 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
          "tensor_core"),
         (m_tc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "tensor_core"),
         (c_mma, 2 * m_I * n_I * k_I * N_sm * f_clk / P_tc, "cycles", TERM_SYMBOLS[c_mma], "tensor_core"),
-        (c_lat_tc, (lambda_0 + lambda_1 * k_I) / W_sm, "cycles",
+        (c_lat_tc, (lambda_0 + lambda_1 * k_I) / (W_sm * g_I), "cycles",
          TERM_SYMBOLS[c_lat_tc],
          "tensor_core"),
         (eta_tc, c_mma / (c_mma + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",

@@ -224,9 +224,31 @@ def plan_inputs(ctx: Context) -> tuple[dict, object, object, dict]:
         prefetch = plan.options["prefetch"]
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
+                       model.g_I: independent_mmas(plan),
 
                        model.q_b: plan.tiles_per_block * plan.tile["x"] * S * plan.options["ni"] * (1 + prefetch)})
     return values, plan, occ, counts
+
+
+def independent_mmas(plan) -> int:
+    """g_I: MMAs one warp can issue back to back before it waits on one of them.
+
+    Per streamed slice a warp tile issues one MMA chain per kernel line into that
+    line's own accumulator: ``rows`` chains, each ``K/k`` MMAs deep.  With the
+    weight fragments in registers only the accumulators order these chains, so
+    ``rows`` MMAs are in flight per warp.  The sparse kernel's fragments always
+    end in registers (where it is told to read them from L1 the compiler hoists the
+    loop-invariant loads: the FP16 runs compiled to exactly that many more
+    registers).  The dense kernel reads its weights from L1 where they exceed
+    :data:`tcadvisor.gpu.plans.B_REG_LIMIT` registers (3D from t = 2, deep 2D);
+    its measured throughput there fits one MMA in flight per warp (g_I = rows
+    there leaves a held-out worst error of 56 % against 40 %: docs/model.md), so
+    g_I = 1.  Why exactly (loads kept in the loop, spills at the 255-register cap)
+    is not resolved by the profiles recorded.
+    """
+    if plan.unit == "sparse_tensor_core" or plan.options.get("bregs"):
+        return int(plan.options["rows"])
+    return 1
 
 
 def evaluate_chain(unit: str, inputs: dict, fitted: dict | None = None) -> dict[str, float]:

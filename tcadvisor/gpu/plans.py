@@ -33,8 +33,14 @@ from ..stencil import Stencil
 #: Grids whose two fields exceed the 50 MB L2 of an H100 several times over in every precision: what
 #: ``tcadvisor run`` and the validation suites time by default, and what the refined model assumes.
 DEFAULT_GRIDS = {1: (2**27,), 2: (10240, 10240), 3: (512, 512, 512)}
-#: Pending partial sums a CUDA-core thread may keep per launch before columns per thread are reduced.
+#: Pending partial sums a CUDA-core thread may keep per launch before columns per thread are reduced
+#: (3D kernel, and 2D in FP64).  2D counts 32-bit words instead (:data:`PEND_WORDS_2D`).
 PEND_LIMIT = 64
+#: 32-bit registers of pending partial sums a 2D CUDA-core thread may keep: 64 doubles, or 128 floats,
+#: which the FP32 wide strips of deep fusion need (4 columns x 2r x t; the deep-fusion scan,
+#: validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv, ran them at t = 8..14: 128-181
+#: registers, no spill, 1230-1341 GStencils/s where 2 columns reached 940-1075).
+PEND_WORDS_2D = 128
 #: Rows each 1D/2D CUDA-core block advances per iteration (input rows in flight per block).
 DEFAULT_ROWS_PER_ITER = 2
 #: One row per iteration from this depth on (FP64 / FP32), where the t + 1 buffered steps make shared memory
@@ -300,7 +306,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
         if v is None:
             v = dv
-            while v > 1 and t * 2 * ry * v > PEND_LIMIT:
+            while v > 1 and t * 2 * ry * v * words > PEND_WORDS_2D:
                 v //= 2
         if cols is None:
             cols = dcols * v // dv
@@ -457,7 +463,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if unroll not in (1, 2, 4, 8):
         raise TcAdvisorError(f"unroll {unroll}: the sparse kernel streams 1, 2, 4 or 8 slices per trip")
     wx, wi = (1, warps) if d == 3 else (warps, 1)
-    live = (max(ns - 1, 1) + 2) * 4 + ni * kc * 4 * (1 + prefetch) + (a_regs if aregs else 0)
+    # Weight fragments read "from L1" are loop-invariant loads that the compiler hoists into registers all the
+    # same: the FP16 validation runs compiled to a_regs more registers than the arrays alone (docs/model.md).
+    live = (max(ns - 1, 1) + 2) * 4 + ni * kc * 4 * (1 + prefetch) + a_regs
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
     defines = (("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni),
                ("K_LINEMASK", f"{mask:#x}ULL"), ("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),

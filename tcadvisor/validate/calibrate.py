@@ -285,7 +285,17 @@ def multiprocessors(cal: Calibration) -> dict | None:
             "shared_memory_kib": d["smem_per_sm"] / 1024, "shared_memory_per_block_kib": d["smem_optin"] / 1024,
             "shared_memory_reserved_kib": d["smem_reserved"] / 1024, "registers": int(d["regs_per_sm"]),
             "max_warps": int(d["max_threads_per_sm"]) // 32, "max_blocks": int(d["max_blocks_per_sm"]),
-            "source": "measured"}
+            "source": "sm"}
+
+
+def multiprocessors_source(cal: Calibration, sms: dict) -> str:
+    """Where the ``multiprocessors`` numbers come from (the spec's ``sources.sm``)."""
+    cc = f"{cal.cc[0]}.{cal.cc[1]}"
+    return (f"{sms['count']} SMs (the calibrated device, sources.measured); SM clock {sms['clock_ghz']:g} GHz, the "
+            f"clock sampled while the rates were measured; per-SM limits (registers, resident warps and blocks, "
+            f"shared memory per SM and per block, reserved per block) read from the device's properties, the values "
+            f"of compute capability {cc} in the CUDA C++ Programming Guide, \"Technical Specifications per Compute "
+            f"Capability\"")
 
 
 def build_spec(cal: Calibration) -> dict:
@@ -324,6 +334,7 @@ def build_spec(cal: Calibration) -> dict:
             }
     sms = multiprocessors(cal)
     if sms is not None:
+        spec["sources"]["sm"] = multiprocessors_source(cal, sms)
         spec["multiprocessors"] = sms
     return spec
 
