@@ -1,0 +1,147 @@
+"""The CUDA-core kernels of kernels/ compiled for the host and run on NumPy arrays (CPU tests).
+
+:func:`compile_module` translates a kernel source with ``tests/host_cuda/emu.h``
+(one coroutine per CUDA thread, see that header) and builds it with g++ into a
+shared library; :class:`HostModule` and :class:`HostFunction` stand in for the
+CuPy ``RawModule`` and ``RawKernel`` the kernel classes use, and
+:class:`HostField` for :class:`tcadvisor.gpu.fields.PaddedField`, so the kernel
+class's own host logic (plan, ghost widths, launch split, arguments) drives the
+emulated launch.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from tcadvisor.data import data_dir
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EMU_DIR = os.path.join(ROOT, "tests", "host_cuda")
+_BUILD = os.path.join(tempfile.gettempdir(), f"tcadvisor-host-cuda-{os.getuid()}")
+_CTYPE = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.int64): ctypes.c_int64,
+          np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+
+
+def available() -> bool:
+    return shutil.which("g++") is not None
+
+
+def translate(source: str) -> str:
+    """CUDA → C++ for emu.h: the two constructs a macro cannot rewrite."""
+    source, n = re.subn(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?unsigned\s+char\s+(\w+)\s*\[\s*\]\s*;",
+                        r"unsigned char* \1 = emu::dynamic_smem;", source)
+    # `extern "C" __constant__ T x[N];` defines x in CUDA; in C++ only the braced linkage block does.
+    source = re.sub(r'extern\s+"C"\s+__constant__\s+([^;]*);', r'extern "C" { \1; }', source)
+    return source
+
+
+def compile_module(filename: str, defines, function: str) -> "HostModule":
+    with open(data_dir("kernels") / filename) as fh:
+        source = translate(fh.read())
+    driver = (f'#include "emu.h"\n#line 1 "kernels/{filename}"\n{source}\n'
+              f'extern "C" int emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, '
+              f'unsigned bz, unsigned long smem, void** argv, int reverse) {{\n'
+              f'    return emu::launch({function}, dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, smem, argv, reverse);\n}}\n')
+    with open(os.path.join(EMU_DIR, "emu.h")) as fh:
+        emu = fh.read()
+    flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-Wno-unknown-pragmas",
+             "-Wno-unused-variable"] + [f"-D{k}={v}" for k, v in defines]
+    key = hashlib.sha256("\0".join([driver, emu] + flags).encode()).hexdigest()[:20]
+    os.makedirs(_BUILD, exist_ok=True)
+    lib = os.path.join(_BUILD, f"{key}.so")
+    if not os.path.exists(lib):
+        src = os.path.join(_BUILD, f"{key}.cpp")
+        with open(src, "w") as fh:
+            fh.write(driver)
+        tmp = f"{lib}.{os.getpid()}"
+        proc = subprocess.run(["g++", *flags, f"-I{EMU_DIR}", "-o", tmp, src], capture_output=True, text=True,
+                              timeout=600)
+        if proc.returncode:
+            raise RuntimeError(f"g++ failed on kernels/{filename} {defines}:\n{proc.stderr[-3000:]}")
+        os.replace(tmp, lib)
+    return HostModule(lib, function)
+
+
+class HostFunction:
+    """A kernel launch like CuPy's ``RawKernel.__call__``; ``reverse`` runs each barrier interval's threads
+    in descending order."""
+
+    num_regs = 0  # not known on the host
+
+    def __init__(self, module: "HostModule"):
+        self.module = module
+        self.reverse = False
+        self.max_dynamic_shared_size_bytes = 0
+        self.launches = []
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        keep, ptrs = [], []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                assert a.flags.c_contiguous
+                s = ctypes.c_void_p(a.ctypes.data)
+            else:
+                s = _CTYPE[np.asarray(a).dtype](a)
+            keep.append(s)
+            ptrs.append(ctypes.cast(ctypes.pointer(s), ctypes.c_void_p))
+        argv = (ctypes.c_void_p * len(ptrs))(*ptrs)
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        b = tuple(block) + (1,) * (3 - len(block))
+        self.launches.append((g, b, shared_mem))
+        rc = self.module.lib.emu_launch(*(ctypes.c_uint(v) for v in g + b), ctypes.c_ulong(shared_mem), argv,
+                                        ctypes.c_int(int(self.reverse)))
+        if rc:
+            raise RuntimeError("host emulation could not allocate thread stacks")
+
+
+class HostModule:
+    def __init__(self, path: str, function: str):
+        self.lib = ctypes.CDLL(path)
+        self.function = function
+        self._kernel = HostFunction(self)
+
+    def get_function(self, name: str) -> HostFunction:
+        assert name == self.function, name
+        return self._kernel
+
+    def array(self, name: str, dtype, n: int) -> np.ndarray:
+        """The module's global ``name`` (a ``__constant__`` array or value) as a writable NumPy view."""
+        ctype = _CTYPE[np.dtype(dtype)] * n
+        return np.ctypeslib.as_array(ctype.in_dll(self.lib, name))
+
+
+class HostField:
+    """A padded field in host memory, laid out as :class:`tcadvisor.gpu.fields.PaddedField`."""
+
+    def __init__(self, shape3, dtype, geometry):
+        self.nz, self.ny, self.nx = shape3
+        self.geometry = g = geometry
+        self.dtype = np.dtype(dtype)
+        self.data = np.zeros((self.nz + 2 * g.gz, self.ny + 2 * g.gy, g.pitch), dtype=self.dtype)
+
+    @property
+    def interior(self):
+        g = self.geometry
+        return self.data[g.gz:g.gz + self.nz, g.gy:g.gy + self.ny, g.gx:g.gx + self.nx]
+
+    @property
+    def pitch_y(self) -> int:
+        return self.geometry.pitch
+
+    @property
+    def pitch_z(self) -> int:
+        return (self.ny + 2 * self.geometry.gy) * self.geometry.pitch
+
+    def refresh(self) -> None:
+        """Periodic ghost layers around the interior; the columns past the right ghost layer stay zero."""
+        g = self.geometry
+        wrapped = np.pad(self.interior.copy(), ((g.gz, g.gz), (g.gy, g.gy), (g.gx, g.gx)), mode="wrap")
+        self.data[:, :, :self.nx + 2 * g.gx] = wrapped
+        self.data[:, :, self.nx + 2 * g.gx:] = 0

@@ -1,0 +1,177 @@
+"""The CUDA-core kernels' own source, run on the CPU: every thread emulated, checked like on a GPU.
+
+kernels/cuda_cores_2d.cu and kernels/cuda_cores_3d.cu are compiled for the host
+(tests/_host_cuda.py, tests/host_cuda/emu.h) and launched by
+:class:`tcadvisor.gpu.cuda_cores.CudaCoreKernel` itself: its plan, ghost widths,
+launch split along the streamed axis and argument list are the ones a GPU run
+uses.  Each sweep's output must lie in the rounding interval of
+:mod:`tcadvisor.gpu.checking` around the float64 reference; the same launch with
+the threads of every barrier interval run in reverse order must give the same
+bits (a kernel that reads shared memory written in the same interval would not);
+shared memory starts as NaN and the output field is poisoned, so a read of an
+unwritten slot or an output nobody wrote fails the check.
+"""
+import numpy as np
+import pytest
+
+import _host_cuda
+from tcadvisor.errors import TcAdvisorError
+from tcadvisor.gpu import cuda_cores
+from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
+from tcadvisor.gpu.numerics import STORAGE
+from tcadvisor.reference import random_weights
+from tcadvisor.stencil import Stencil
+
+pytestmark = pytest.mark.skipif(not _host_cuda.available(), reason="needs g++ to build the kernels for the host")
+
+DEVICE = {"name": "host emulation", "cc": (9, 0), "sms": 16, "smem_optin": 232448, "smem_per_sm": 233472,
+          "regs_per_sm": 65536}
+
+
+@pytest.fixture
+def host_kernels(monkeypatch):
+    """CudaCoreKernel compiling and launching through the host emulation (2 resident blocks on 16 SMs, so
+    that small grids are still cut into several chunks along the streamed axis)."""
+
+    def module(filename, defines):
+        return _host_cuda.compile_module(filename, defines, "cc_stream3d" if "3d" in filename else "cc_stream2d")
+
+    def const_int(self, name):
+        return int(self.mod.array(name, np.int32, 1)[0])
+
+    def set_weights(self, weights):
+        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
+        self._w_upload = w
+        self.mod.array("c_w", self.np_dtype, w.size)[:] = w
+
+    monkeypatch.setattr(cuda_cores, "module", module)
+    monkeypatch.setattr(cuda_cores, "device_info", lambda: DEVICE)
+    monkeypatch.setattr(cuda_cores, "blocks_per_sm", lambda kernel, threads, smem: 2)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", const_int)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", set_weights)
+    return cuda_cores.CudaCoreKernel
+
+
+def run_sweep(kernel, x, reverse=False):
+    """One sweep of ``kernel`` from ``x`` (nz, ny, nx); returns the interior of the output field."""
+    shape3 = x.shape
+    geometry = kernel.geometry(shape3)
+    fin = _host_cuda.HostField(shape3, x.dtype, geometry)
+    fout = _host_cuda.HostField(shape3, x.dtype, geometry)
+    fin.interior[...] = x
+    fin.refresh()
+    fout.data[...] = np.nan
+    kernel.kernel.reverse = reverse
+    kernel.sweep(fin, fout)
+    return fout.interior.copy()
+
+
+def check(kernel, x, out):
+    grid = x.shape[3 - kernel.stencil.dims:]
+    result = SweepCheck()
+    result.add(out.reshape(grid), sweep_interval(kernel.numerics(), x.reshape(grid).astype(np.float64)))
+    return result
+
+
+def data(shape3, dtype, seed=1):
+    return np.random.default_rng(seed).uniform(1.0, 2.0, size=shape3).astype(STORAGE[dtype])
+
+
+CASES_3D = [(Stencil.box(3, 1), t, dtype) for t in (1, 2, 3, 5) for dtype in ("double", "float")] + [
+    (Stencil.star(3, 1), 2, "double"), (Stencil.star(3, 1), 4, "float"), (Stencil.box(3, 2), 1, "double"),
+    (Stencil.box(3, 2), 2, "float")]
+CASES_2D = [(Stencil.box(2, 1), t, dtype) for t in (1, 3, 8, 12) for dtype in ("double", "float")] + [
+    (Stencil.star(2, 1), 9, "double"), (Stencil.box(2, 3), 2, "float"), (Stencil.box(1, 2), 4, "double")]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype", CASES_3D + CASES_2D,
+                         ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype):
+    shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 700))
+    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)))
+    x = data(shape3, dtype)
+    out = run_sweep(kernel, x)
+    assert np.isfinite(out).all(), f"{np.count_nonzero(~np.isfinite(out))} outputs not written or NaN"
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    launches = kernel.kernel.launches
+    if stencil.dims > 1:  # 1D kernels stream over their single row
+        assert launches[-1][0][2 if stencil.dims == 3 else 1] > 1, "the test grid should be cut into several chunks"
+    again = run_sweep(kernel, x, reverse=True)
+    assert np.array_equal(out.view(np.uint8), again.view(np.uint8)), "result depends on the order of threads or blocks (a race)"
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float")],
+                         ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+def test_negative_control_fails_the_same_check(host_kernels, stencil, fuse, dtype):
+    """A kernel running a weight perturbed as the GPU negative controls do is caught by the same check."""
+    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    w = random_weights(stencil.mask(), np.random.default_rng(3))
+    good = host_kernels(stencil, fuse, dtype, precision, w)
+    x = data((11, 29, 70) if stencil.dims == 3 else (1, 23, 300), dtype)
+    bad_out = None
+    try:
+        good.set_weights(perturb_largest_weight(w, precision).astype(good.np_dtype))
+        bad_out = run_sweep(good, x)
+    finally:
+        good.set_weights(good.uploaded_weights())
+    assert not check(good, x, bad_out).passed
+    assert check(good, x, run_sweep(good, x)).passed
+
+
+def test_shared_memory_layout_is_the_planners(host_kernels):
+    """The constructor compares the layout the compiled source exports with the plan's; both must agree."""
+    for stencil, t, dtype, precision in [(Stencil.box(3, 1), 4, "float", "fp32"), (Stencil.box(2, 2), 3, "double", "fp64")]:
+        k = host_kernels(stencil, t, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(0)))
+        name = "k_planebuf" if stencil.dims == 3 else "k_rowbuf"
+        assert k._const_int(name) == k.plan.options[name.removeprefix("k_")] > 0
+
+
+def test_emulation_sees_a_race():
+    """The reversed thread order exposes a read of shared memory written by another thread without a barrier."""
+    import ctypes
+    import os
+    import subprocess
+    import tempfile
+
+    source = r'''
+#include "emu.h"
+extern "C" void racy(float* out) {
+    static float buf[64];
+    buf[threadIdx.x] = float(threadIdx.x);
+    out[threadIdx.x] = buf[(threadIdx.x + 1) % 64];   // no __syncthreads() between write and read
+}
+extern "C" void fenced(float* out) {
+    static float buf[64];
+    buf[threadIdx.x] = float(threadIdx.x);
+    __syncthreads();
+    out[threadIdx.x] = buf[(threadIdx.x + 1) % 64];
+}
+extern "C" int go(int which, float* out, int reverse) {
+    void* argv[] = {&out};
+    return emu::launch(which ? fenced : racy, dim3{1, 1, 1}, dim3{64, 1, 1}, 0, argv, reverse);
+}
+'''
+    with tempfile.TemporaryDirectory() as tmp:
+        src, lib = os.path.join(tmp, "race.cpp"), os.path.join(tmp, "race.so")
+        with open(src, "w") as fh:
+            fh.write(source)
+        subprocess.run(["g++", "-std=c++17", "-O1", "-fPIC", "-shared", f"-I{_host_cuda.EMU_DIR}", "-o", lib, src],
+                       check=True, capture_output=True)
+        so = ctypes.CDLL(lib)
+        outs = {}
+        for which in (0, 1):
+            for rev in (0, 1):
+                a = np.zeros(64, np.float32)
+                assert so.go(which, a.ctypes.data_as(ctypes.c_void_p), rev) == 0
+                outs[which, rev] = a
+    expected = (np.arange(64) + 1) % 64
+    assert np.array_equal(outs[1, 0], expected) and np.array_equal(outs[1, 1], expected)
+    assert not np.array_equal(outs[0, 0], outs[0, 1])
+
+
+def test_too_wide_halo_is_refused_before_compiling(host_kernels):
+    with pytest.raises(TcAdvisorError, match="too wide"):
+        host_kernels(Stencil.box(3, 4), 8, "double", "fp64", random_weights(Stencil.box(3, 4).mask(),
+                                                                         np.random.default_rng(0)))
