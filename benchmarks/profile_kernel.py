@@ -1,10 +1,11 @@
 """Run one bundled-kernel configuration for a few sweeps, for Nsight Compute to profile.
 
     ncu --clock-control none -k regex:cc_stream2d --launch-skip 2 --launch-count 1 \
-        --section SpeedOfLight --section WarpStateStats python benchmarks/profile_kernel.py cuda_core Box-2D1R 6 double
+        --section SpeedOfLight --section WarpStateStats python benchmarks/profile_kernel.py cuda_core Box-2D1R 6 double [GRID ['{"knob": value}']]
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -14,6 +15,8 @@ from tcadvisor.gpu.runner import run  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
 unit, name, fuse, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-grid = sys.argv[5] if len(sys.argv) > 5 else ("10240x10240" if "2D" in name else "512x512x512")
-res = run(parse_stencil(name), dtype, unit, fuse=fuse, grid=grid, steps=3 * fuse, check=False, repeats=1)
+grid = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else ("10240x10240" if "2D" in name else "512x512x512")
+options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else None  # kernel knobs, e.g. '{"trap": true}'
+res = run(parse_stencil(name), dtype, unit, fuse=fuse, grid=grid, steps=3 * fuse, check=False, repeats=1,
+          kernel_options=options)
 print(f"{res.gstencils:.1f} GStencils/s | {res.kernel}")

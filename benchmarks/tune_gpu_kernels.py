@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|tc|tc-loads|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc3d|tc|tc-loads|sptc]
 """
 from __future__ import annotations
 
@@ -46,6 +46,23 @@ def variants(only):
                     for bregs, pf, warps, mb in ((True, 1, 4, 1), (False, 0, 4, 1), (True, 0, 4, 1), (False, 0, 8, 1)):
                         out.append(("Box-3D1R", dtype, "512x512x512", "tensor_core", t, mma,
                                     {"bregs": bregs, "prefetch": pf, "warps": warps, "min_blocks": mb}))
+    return out
+
+
+def variants_cc3d():
+    """The 3D CUDA-core configurations benchmarks/plan_cc3d.py marked for the scan (compiled and predicted
+    without a GPU; validation/results/cc3d-plan-2026-11-23/candidates.csv)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "results",
+                        "cc3d-plan-2026-11-23", "candidates.csv")
+    out = []
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row["scan"] != "True":
+                continue
+            dtype = {"fp64": "double", "fp32": "float"}[row["precision"]]
+            opts = {"v": int(row["v"]), "cols": int(row["cols"]), "rows": int(row["rows"]),
+                    "trap": row["trap"] == "True", "prefetch": int(row["prefetch"])}
+            out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", int(row["fuse"]), None, opts))
     return out
 
 
@@ -92,7 +109,7 @@ def variants_tc_loads():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "cc-deep", "tc", "tc-loads", "sptc"])
+    ap.add_argument("--only", choices=["cc", "cc-deep", "cc3d", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
@@ -103,7 +120,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     small = {2: "61x203", 3: "9x11x77"}
-    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep}.get(
+    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
+              "cc3d": variants_cc3d}.get(
         args.only, lambda: variants(args.only))()
     for name, dtype, grid, unit, t, mma, opts in chosen:
         st = parse_stencil(name)

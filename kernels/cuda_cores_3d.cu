@@ -7,9 +7,19 @@
 // of the planes its kernel planes still have to reach.  One __syncthreads per
 // input plane.
 //
+// Two optional refinements (default off: the defaults are chosen by measurement,
+// benchmarks/tune_gpu_kernels.py):
+//  * K_TRAP = 1: step s computes only the tile rows it must get right,
+//    [R*s, ROWS - R*s) (the valid region shrinks by R per step); rows outside it
+//    are never read by a valid row of step s + 1.  Whole warps whose rows all lie
+//    outside skip the step, cutting the redundant FMAs of the y-halo.
+//  * K_PF = P > 1: P input planes in flight per thread (a ring of registers),
+//    so more global loads overlap the compute of one plane.  The main loop is
+//    unrolled P times so that every ring slot is a compile-time register.
+//
 // Compile-time parameters (-D): K_REAL, K_R, K_T, K_STAR, K_V (x columns per
-// thread), K_BX, K_BY (threads along x and y).  Weights in __constant__ memory,
-// indexed [p][a][b].
+// thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF (optional, default
+// 0 and 1).  Weights in __constant__ memory, indexed [p][a][b].
 
 typedef K_REAL real;
 #define R K_R
@@ -18,6 +28,14 @@ typedef K_REAL real;
 #define V K_V
 #define BX K_BX
 #define BY K_BY
+#ifndef K_TRAP
+#define K_TRAP 0
+#endif
+#ifndef K_PF
+#define K_PF 1
+#endif
+#define TRAP K_TRAP
+#define PF K_PF
 
 #define KW (2 * R + 1)
 #define HALO (R * T)
@@ -75,30 +93,39 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
 #pragma unroll
             for (int v = 0; v < V; ++v) pend[s][m][v] = real(0);
 
-    real ld[V];
-#define LOAD_PLANE(q)                                                                          \
+    real ld[PF][V];  // ring of input planes in flight: plane j sits in slot j % PF
+#define LOAD_PLANE(q, slot)                                                                    \
     {                                                                                          \
         const int pz_ = Gz + (q);                                                              \
         const bool ok_ = row_ok && pz_ >= 0 && pz_ < planes_padded;                            \
         const real* src_ = in + (long long)pz_ * pitch_z + (long long)prow * pitch_y + colbase; \
-        _Pragma("unroll") for (int k = 0; k < V; ++k) ld[k] = ok_ ? src_[tx + k * BX] : real(0); \
+        _Pragma("unroll") for (int k = 0; k < V; ++k) ld[slot][k] = ok_ ? src_[tx + k * BX] : real(0); \
     }
-#define STORE_PLANE(buf)                                                                       \
+#define STORE_PLANE(buf, slot)                                                                 \
     {                                                                                          \
         _Pragma("unroll") for (int k = 0; k < V; ++k)                                          \
-            (buf)[(ty + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[k];                          \
+            (buf)[(ty + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[slot][k];                    \
     }
 
     __syncthreads();
-    LOAD_PLANE(Z0 - R * T);
-    STORE_PLANE(smem);
+    LOAD_PLANE(Z0 - R * T, 0);
+    STORE_PLANE(smem, 0);
+#pragma unroll
+    for (int j = 1; j < PF; ++j) LOAD_PLANE(Z0 - R * T + j, j);
     __syncthreads();
 
     const int n_iter = T * (1 + 2 * R) - 1 + (Z1 - Z0);
-    for (int i = 0; i < n_iter; ++i) {
-        LOAD_PLANE(Z0 - R * T + i + 1);
+    for (int i0 = 0; i0 < n_iter; i0 += PF)
+#pragma unroll
+    for (int u = 0; u < PF; ++u) {
+        // i = i0 + u, so i % PF == u: the slots below are compile-time registers.
+        const int i = i0 + u;
+        if (i >= n_iter) break;
+        LOAD_PLANE(Z0 - R * T + i + PF, u);  // plane i + PF replaces plane i, stored one iteration ago
 #pragma unroll
         for (int s = 1; s <= T; ++s) {
+            // K_TRAP: rows outside [R*s, ROWS - R*s) cannot reach a valid output; skip them.
+            if (TRAP && (ty < R * s || ty >= ROWS - R * s)) continue;
             const int parity = (s == 1) ? (i & 1) : ((i - 1) & 1);
             const real* src = smem + ((s - 1) * 2 + parity) * PLANEBUF;
             real vals[KW][NV];
@@ -153,7 +180,7 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
                 }
             }
         }
-        STORE_PLANE(smem + ((i + 1) & 1) * PLANEBUF);
+        STORE_PLANE(smem + ((i + 1) & 1) * PLANEBUF, (u + 1) % PF);
         __syncthreads();
     }
 }

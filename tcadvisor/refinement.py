@@ -193,15 +193,17 @@ def _occupancy_note(occ, plan) -> str:
     return f"{occ.describe()}; {plan.threads} threads, {plan.smem / 1024:.0f} KiB shared, {regs}"
 
 
-def plan_inputs(ctx: Context) -> tuple[dict, object, object, dict]:
+def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[dict, object, object, dict]:
     """The term chain's inputs for a bundled kernel: (symbol -> value, plan, occupancy, sweep counts).
 
     Everything but the fitted constants: the plan's counts, the sweep over the
     context's grid, the occupancy on the spec's multiprocessors, the ceilings.
+    ``plan`` replaces the default plan (a kernel with non-default knobs) and
+    ``registers`` the register estimate (a count the compiler reported).
     """
-    plan = plan_for(ctx.impl.kernel, ctx.stencil, ctx.fuse, ctx.precision, ctx.mma)
+    plan = plan or plan_for(ctx.impl.kernel, ctx.stencil, ctx.fuse, ctx.precision, ctx.mma)
     sm = ctx.gpu.multiprocessors
-    occ = plan.occupancy(sm)
+    occ = plan.occupancy(sm, registers)
     if occ.blocks == 0:
         raise TcAdvisorError(f"{ctx.impl.name}: a block of this configuration is never resident on {ctx.gpu.name}")
     counts = plan.sweep_counts(grid_of(ctx), sm.count * occ.blocks)
@@ -218,7 +220,7 @@ def plan_inputs(ctx: Context) -> tuple[dict, object, object, dict]:
         values.update({model.K: ctx.stencil.K, model.P_cc: ctx.gpu.peak("cuda_core", ctx.precision),
                        model.n_ld: loads, model.n_st: 1, model.n_mv: pending * words, model.n_w: words,
                        model.n_it: plan.threads * v * plan.slices_per_step * plan.fuse,
-                       model.q_b: rows * plan.tile["x"] * S})
+                       model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1)})
     else:
         rate = ctx.gpu.instruction_peak(ctx.unit, ctx.precision, plan.mma)
         prefetch = plan.options["prefetch"]

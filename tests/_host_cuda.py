@@ -48,7 +48,8 @@ def compile_module(filename: str, defines, function: str) -> "HostModule":
     driver = (f'#include "emu.h"\n#line 1 "kernels/{filename}"\n{source}\n'
               f'extern "C" int emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, '
               f'unsigned bz, unsigned long smem, void** argv, int reverse) {{\n'
-              f'    return emu::launch({function}, dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, smem, argv, reverse);\n}}\n')
+              f'    return emu::launch({function}, dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, smem, argv, reverse);\n}}\n'
+              'extern "C" unsigned long long emu_fma_count() { return emu::fma_count; }\n')
     with open(os.path.join(EMU_DIR, "emu.h")) as fh:
         emu = fh.read()
     flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-Wno-unknown-pragmas",
@@ -95,10 +96,12 @@ class HostFunction:
         g = tuple(grid) + (1,) * (3 - len(grid))
         b = tuple(block) + (1,) * (3 - len(block))
         self.launches.append((g, b, shared_mem))
+        before = self.module.fma_count()
         rc = self.module.lib.emu_launch(*(ctypes.c_uint(v) for v in g + b), ctypes.c_ulong(shared_mem), argv,
                                         ctypes.c_int(int(self.reverse)))
         if rc:
             raise RuntimeError("host emulation could not allocate thread stacks")
+        self.fmas = self.module.fma_count() - before  # fused multiply-adds the last launch executed
 
 
 class HostModule:
@@ -106,6 +109,10 @@ class HostModule:
         self.lib = ctypes.CDLL(path)
         self.function = function
         self._kernel = HostFunction(self)
+
+    def fma_count(self) -> int:
+        self.lib.emu_fma_count.restype = ctypes.c_ulonglong
+        return int(self.lib.emu_fma_count())
 
     def get_function(self, name: str) -> HostFunction:
         assert name == self.function, name

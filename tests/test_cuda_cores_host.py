@@ -84,12 +84,30 @@ CASES_2D = [(Stencil.box(2, 1), t, dtype) for t in (1, 3, 8, 12) for dtype in ("
     (Stencil.star(2, 1), 9, "double"), (Stencil.box(2, 3), 2, "float"), (Stencil.box(1, 2), 4, "double")]
 
 
-@pytest.mark.parametrize("stencil, fuse, dtype", CASES_3D + CASES_2D,
-                         ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
-def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype):
+#: The 3D kernel's knobs (the GPU scan chooses among them): trimmed rows, planes in flight, tile shapes.
+KNOBS_3D = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3, "float", {"trap": True}),
+            (Stencil.box(3, 1), 5, "double", {"trap": True, "prefetch": 2}),
+            (Stencil.box(3, 1), 2, "double", {"prefetch": 3}), (Stencil.box(3, 1), 3, "float", {"rows": 32}),
+            (Stencil.box(3, 1), 2, "double", {"v": 2, "cols": 64, "rows": 24, "trap": True}),
+            (Stencil.star(3, 1), 3, "double", {"trap": True, "prefetch": 2}),
+            (Stencil.box(3, 2), 2, "float", {"trap": True, "prefetch": 4, "v": 2, "cols": 32, "rows": 20})]
+
+
+def _ids(v):
+    if isinstance(v, Stencil):
+        return v.name
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items()) or "default"
+    return str(v)
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [c + ({},) for c in CASES_3D + CASES_2D] + KNOBS_3D,
+                         ids=_ids)
+def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype, options):
     shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 700))
     precision = {"double": "fp64", "float": "fp32"}[dtype]
-    kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)))
+    kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
+                          **options)
     x = data(shape3, dtype)
     out = run_sweep(kernel, x)
     assert np.isfinite(out).all(), f"{np.count_nonzero(~np.isfinite(out))} outputs not written or NaN"
@@ -98,12 +116,15 @@ def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, d
     launches = kernel.kernel.launches
     if stencil.dims > 1:  # 1D kernels stream over their single row
         assert launches[-1][0][2 if stencil.dims == 3 else 1] > 1, "the test grid should be cut into several chunks"
+    # The FLOPs the plan says the sweep executes (the refined model's and the report's "executed" figure)
+    # are the FMAs the kernel ran, counted per thread.
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
     again = run_sweep(kernel, x, reverse=True)
     assert np.array_equal(out.view(np.uint8), again.view(np.uint8)), "result depends on the order of threads or blocks (a race)"
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float")],
-                         ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+                         ids=_ids)
 def test_negative_control_fails_the_same_check(host_kernels, stencil, fuse, dtype):
     """A kernel running a weight perturbed as the GPU negative controls do is caught by the same check."""
     precision = {"double": "fp64", "float": "fp32"}[dtype]
@@ -175,3 +196,29 @@ def test_too_wide_halo_is_refused_before_compiling(host_kernels):
     with pytest.raises(TcAdvisorError, match="too wide"):
         host_kernels(Stencil.box(3, 4), 8, "double", "fp64", random_weights(Stencil.box(3, 4).mask(),
                                                                          np.random.default_rng(0)))
+
+
+def test_trimmed_rows_cut_the_fmas_as_counted_by_hand(host_kernels):
+    """Box-3D1R x3 on 16 x 16 threads (2 rows per warp): step s computes rows [s, 16 - s), i.e. 14 + 12 + 10
+    of 3 x 16 rows per thread; whole warps skip 0, 2 and 2 of their 8 pairs of rows."""
+    from tcadvisor.gpu.plans import computed_rows
+
+    st = Stencil.box(3, 1)
+    w = random_weights(st.mask(), np.random.default_rng(3))
+    full = host_kernels(st, 3, "double", "fp64", w)
+    trim = host_kernels(st, 3, "double", "fp64", w, trap=True)
+    assert computed_rows(trim.plan, per_warp=False) == 36 / 48
+    assert computed_rows(trim.plan, per_warp=True) == 40 / 48
+    x = data((11, 29, 70), "double")
+    a, b = run_sweep(full, x), run_sweep(trim, x)
+    assert np.array_equal(a, b)  # the same operations on every row that reaches an output
+    assert trim.kernel.fmas * 48 == full.kernel.fmas * 36
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes")])
+def test_knobs_outside_their_kernel_are_refused(options, message):
+    from tcadvisor.gpu.plans import plan_cuda_cores
+
+    with pytest.raises(TcAdvisorError, match=message):
+        plan_cuda_cores(Stencil.box(2 if "trap" in options else 3, 1), 2, "fp64", **options)

@@ -243,6 +243,20 @@ def test_kernel_knobs_keep_results_right(unit, dtype, options):
         assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
 
 
+@pytest.mark.parametrize("dtype, t, options", [
+    ("double", 3, {"trap": True}), ("float", 2, {"prefetch": 2}), ("double", 5, {"trap": True, "prefetch": 2}),
+    ("float", 3, {"v": 2, "cols": 64, "rows": 24, "trap": True, "prefetch": 2}),
+    ("float", 4, {"v": 4, "cols": 128, "rows": 24, "trap": True}), ("double", 2, {"rows": 32, "prefetch": 3})])
+def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
+    """The 3D CUDA-core kernel's knobs (trimmed rows, planes in flight, tile shape) on odd grids, box and star."""
+    from tcadvisor.gpu.runner import run
+
+    for st, grid in ((Stencil.box(3, 1), "9x11x77"), (Stencil.star(3, 1), "13x70x45")):
+        res = run(st, dtype, "cuda_core", fuse=t, grid=grid, steps=2 * t + 1, seed=8, repeats=1, warmup=0,
+                  kernel_options=options)
+        assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
+
+
 @pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1", "3x5", "1x1000", "1000x1"])
 @pytest.mark.parametrize("unit, dtype", [("cuda_core", "double"), ("tensor_core", "double"),
                                          ("tensor_core", "half"), ("sparse_tensor_core", "half"),

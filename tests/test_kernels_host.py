@@ -269,7 +269,8 @@ KNOBS = [("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"prefetch": 0}),
          ("sparse_tensor_core", Stencil.box(2, 1), 3, "float", {"prefetch": 2}),
          ("sparse_tensor_core", Stencil.box(3, 1), 1, "bfloat16", {"aregs": False}),
          ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"warps": 8, "min_blocks": 2}),
-         ("tensor_core", Stencil.box(2, 1), 3, "bfloat16", {"prefetch": 0, "bregs": False})]
+         ("tensor_core", Stencil.box(2, 1), 3, "bfloat16", {"prefetch": 0, "bregs": False}),
+         ("cuda_core", Stencil.box(3, 1), 3, "double", {"trap": True, "prefetch": 2, "rows": 24})]
 
 
 def _nvcc(job):

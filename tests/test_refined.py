@@ -377,3 +377,22 @@ def test_a_bad_tiling_is_a_one_line_error(tmp_path: Path, section, needle):
     with pytest.raises(TcAdvisorError) as info:
         load_profile_file(f)
     assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_knobs_of_the_3d_kernel_reach_the_terms():
+    """A plan with rows trimmed per step has less redundancy (a_y), one with two planes in flight twice the
+    bytes in flight (q_b), and a register count given (ptxas's) replaces the estimate in the occupancy."""
+    from tcadvisor import model
+
+    prof = find_impl("tcadvisor-cc")
+    st = Stencil.box(3, 1)
+    ctx = refinement.Context(prof, prof.tiling, "cuda_core", st, 3, "double", "fp64", None, H100C)
+    base, *_ = refinement.plan_inputs(ctx)
+    trimmed, *_ = refinement.plan_inputs(ctx, plan=plans.plan_cuda_cores(st, 3, "fp64", trap=True))
+    ahead, *_ = refinement.plan_inputs(ctx, plan=plans.plan_cuda_cores(st, 3, "fp64", prefetch=2))
+    # 16 x 16 threads, 2 rows per warp: 8 + 6 + 6 of 3 x 8 warp rows issue (rows [1,15), [2,14), [3,13))
+    assert trimmed[model.a_y] == pytest.approx(base[model.a_y] * 40 / 48)
+    assert ahead[model.q_b] == 2 * base[model.q_b] and ahead[model.a_y] == base[model.a_y]
+    _, _, few, _ = refinement.plan_inputs(ctx, registers=64)
+    _, _, many, _ = refinement.plan_inputs(ctx, registers=200)
+    assert few.blocks > many.blocks

@@ -55,7 +55,8 @@ class CudaCoreKernel(BundledKernel):
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
-                 rows_per_iter: int | None = None):
+                 rows_per_iter: int | None = None, rows: int | None = None, trap: bool = False,
+                 prefetch: int = 1):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -64,7 +65,8 @@ class CudaCoreKernel(BundledKernel):
         super().__init__(stencil, fuse, dtype, precision, weights)
         self.real = self.REAL[precision]
         # The launch shape comes from the planner, which the refined model reads too.
-        self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter)
+        self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
+                                          rows=rows, trap=trap, prefetch=prefetch)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
@@ -164,8 +166,11 @@ class CudaCoreKernel(BundledKernel):
         return self.plan.executed_flops(shape3, slots)
 
     def describe(self) -> str:
+        opts = self.plan.options
         layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration" if self.stencil.dims <= 2
-                  else f"{self.bx}x{self.by} threads x {self.v} columns")
+                  else f"{self.bx}x{self.by} threads x {self.v} columns"
+                  + (", rows trimmed per step" if opts.get("trap") else "")
+                  + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else ""))
         return f"{layout}, halo {self.halo}, {self.smem // 1024} KiB shared, {self.kernel.num_regs} registers"
 
 

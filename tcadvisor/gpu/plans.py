@@ -247,7 +247,7 @@ class LaunchPlan:
         chunks = grid[2] if (self.dims == 3 or self.unit != "cuda_core") else grid[1]
         slices = self.executed_slices(ns, chunks, per)
         if self.unit == "cuda_core":
-            area = self.tile["x"] * (self.tile["y"] if self.dims == 3 else 1)
+            area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
             columns = grid[0] * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"]) * self.fuse * area * slices * columns
         ni = ny if self.dims == 3 else 1
@@ -260,7 +260,9 @@ class LaunchPlan:
         ``slices_executed`` and ``slices_read``: slices each tile column computes and
         loads per output slice of the streamed axis (pipeline start-up of every chunk
         included); ``tile_x``/``tile_y``: points held over points owned along the tiled
-        axes, partial tiles at the grid's edge included; ``per``: slices per chunk.
+        axes, partial tiles at the grid's edge included (``tile_y`` times the share of rows
+        a warp computes, :func:`computed_rows`, where the 3D kernel skips rows); ``per``:
+        slices per chunk.
         """
         nz, ny, nx = shape3
         grid, per = self.launch(shape3, slots)
@@ -272,6 +274,7 @@ class LaunchPlan:
             reach = 2 * (self.options["ry"] if self.dims <= 2 else self.options["r"]) * t
             held_x = math.ceil(nx / self.outputs["x"]) * self.tile["x"] / nx
             held_y = math.ceil(ny / self.outputs["y"]) * self.tile["y"] / ny if self.dims == 3 else 1.0
+            held_y *= computed_rows(self, per_warp=True)  # rows a step skips cost nothing
         else:
             reach = self.options["ns"] - 1
             held_x = math.ceil(nx / self.outputs["x"]) * self.outputs["x"] / nx  # MMAs cover whole warp tiles
@@ -285,13 +288,16 @@ class LaunchPlan:
 
 
 def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
-                    rows_per_iter: int | None = None) -> LaunchPlan:
+                    rows_per_iter: int | None = None, rows: int | None = None, trap: bool = False,
+                    prefetch: int = 1) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
     per thread keep enough blocks resident; wide ones pay off at deep fusion).
-    3D: tiles of bx·v × by points of the xy-plane streamed along z.
+    3D: tiles of ``cols`` = bx·v × ``rows`` = by points of the xy-plane streamed
+    along z; ``trap`` computes each step only on the rows that can reach a valid
+    output, ``prefetch`` input planes are in flight per thread (3D only).
     """
     if precision not in ("fp64", "fp32"):
         raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
@@ -301,6 +307,12 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     real = {"fp64": "double", "fp32": "float"}[precision]
     size = ELEMENT_BYTES[precision]
     words = _WORDS[precision]
+    if stencil.dims <= 2 and (rows is not None or trap or prefetch != 1):
+        raise TcAdvisorError("rows, trap and prefetch are options of the 3D CUDA-core kernel")
+    if stencil.dims == 3 and rows_per_iter is not None:
+        raise TcAdvisorError("rows_per_iter is an option of the 1D/2D CUDA-core kernel")
+    if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
+        raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
     if stencil.dims <= 2:
         ry = r if stencil.dims == 2 else 0
         dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
@@ -331,24 +343,53 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
                                    "flops_per_update": 2 * stencil.K})
-    v, bx = 4, 16
-    while v > 1 and t * 2 * r * v > PEND_LIMIT:
-        v //= 2
-        bx *= 2
-    by = 16 if halo <= 4 else 32
-    cols, rows = bx * v, by
-    txo, tyo = cols - 2 * halo, rows - 2 * halo
+    if v is None:
+        v = 4
+        while v > 1 and t * 2 * r * v > PEND_LIMIT:
+            v //= 2
+    cols = 64 if cols is None else cols
+    by = (16 if halo <= 4 else 32) if rows is None else rows
+    if v < 1 or cols % v or by < 1:
+        raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns per thread: cols = {cols}, v = {v}, "
+                             f"rows = {by}")
+    bx = cols // v
+    txo, tyo = cols - 2 * halo, by - 2 * halo
     if txo <= 0 or tyo <= 0 or bx * by > 1024:
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
-                             "3D CUDA-core kernel's tiles (use a smaller fusion depth)")
-    planebuf = (rows + 2 * r) * _cc_rowbuf(cols, r, v, size)
+                             f"3D CUDA-core kernel's {cols} x {by} tiles of at most 1024 threads "
+                             "(use a smaller fusion depth)")
+    planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
     smem = t * 2 * planebuf * size
-    live = (t * 2 * r * v + v + (2 * r + 1) * (v + 2 * r) + v) * words
+    live = (t * 2 * r * v + prefetch * v + (2 * r + 1) * (v + 2 * r) + v) * words
     defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", by))
+    defines += (("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
     return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * by, (bx, by, 1), smem,
-                      {"x": cols, "y": rows}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
-                      options={"v": v, "bx": bx, "by": by, "r": r, "planebuf": planebuf,
-                               "flops_per_update": 2 * stencil.K})
+                      {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
+                      options={"v": v, "bx": bx, "by": by, "r": r, "planebuf": planebuf, "trap": bool(trap),
+                               "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K})
+
+
+def computed_rows(plan: LaunchPlan, per_warp: bool) -> float:
+    """Fraction of a 3D CUDA-core tile's rows computed, averaged over the t steps (1 without ``trap``).
+
+    With ``trap`` step s computes rows [r·s, by − r·s).  Per thread that is what
+    executes (and what Nsight Compute's thread-level FMA counts see); per warp
+    (``per_warp``), a warp issues the step if any of its rows is computed, which
+    is what costs issue slots and FMA-pipe cycles.
+    """
+    if plan.unit != "cuda_core" or plan.dims != 3 or not plan.options.get("trap"):
+        return 1.0
+    bx, by, r, t = plan.options["bx"], plan.options["by"], plan.options["r"], plan.fuse
+    rows_per_warp = max(1, 32 // bx)
+    total = 0
+    for s in range(1, t + 1):
+        lo, hi = r * s, by - r * s
+        if per_warp:
+            total += sum(min(by, w + rows_per_warp) - w for w in range(0, by, rows_per_warp)
+                         if w + rows_per_warp > lo and w < hi)
+        else:
+            total += hi - lo
+    return total / (t * by)
 
 
 def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:

@@ -17,7 +17,7 @@
 // before each block, so a read of a slot nobody wrote shows up in the results.
 //
 // Arithmetic is IEEE like the GPU's: fma() is the fused multiply-add of <cmath>
-// and the file is compiled with -ffp-contract=off, so float and double results
+// (counted, see below) and the file is compiled with -ffp-contract=off, so float and double results
 // are those of the same operations rounded the same way.
 #pragma once
 #include <ucontext.h>
@@ -131,6 +131,13 @@ int launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, void** argv
 #define blockDim (emu::block_dim)
 #define gridDim (emu::grid_dim)
 inline void __syncthreads() { emu::sync(); }
-using std::fma;
+// fma() counts the fused multiply-adds executed (per thread, as Nsight Compute's thread-level FMA counts do),
+// so the tests can compare them with the FLOPs the launch plans say a sweep executes.
+namespace emu {
+inline unsigned long long fma_count = 0;
+inline double counted_fma(double a, double b, double c) { ++fma_count; return std::fma(a, b, c); }
+inline float counted_fma(float a, float b, float c) { ++fma_count; return std::fma(a, b, c); }
+}  // namespace emu
+#define fma emu::counted_fma
 using std::max;
 using std::min;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One device session for the 3D CUDA-core kernel's knobs (issue 11), prepared without a GPU:
+#   1. the GPU tests of the knobs (odd grids, box and star, per-sweep checks) and of the default 3D kernel;
+#   2. the scan benchmarks/plan_cc3d.py marked in validation/results/cc3d-plan-2026-11-23/candidates.csv
+#      (each configuration checked on a small grid, then timed on 512^3, median of 5);
+#   3. CuPy correlate on the same grid in the same run (the library a user would pick);
+#   4. Nsight Compute on the measured best configuration per precision and on the default at that depth.
+#
+#   OUT=/some/dir bash benchmarks/gpu_session_cc3d.sh
+#
+# Writes into $OUT: gpu_tests.log, tune_cc3d.log, tuning.csv, baseline.log, ncu-*.txt (8 files at most).
+set -u
+OUT=${OUT:?set OUT to the directory for the results}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+PY=${PYTHON:-python3}
+
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total --format=csv,noheader > "$OUT/gpu_tests.log" 2>&1 || true
+timeout 200 $PY -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py -rfE \
+    -k "cuda_core_3d_knobs or (matches_the_references and cuda_core)" >> "$OUT/gpu_tests.log" 2>&1
+TESTS=$?
+
+timeout 330 $PY benchmarks/tune_gpu_kernels.py --only cc3d --out "$OUT" --sweeps 4 --repeats 5 > "$OUT/tune_cc3d.log" 2>&1
+TUNE=$?
+
+timeout 60 $PY - > "$OUT/baseline.log" 2>&1 <<'EOF'
+import numpy as np
+from tcadvisor.gpu import baselines
+from tcadvisor.gpu.backend import cupy
+from tcadvisor.gpu.runner import default_weights
+from tcadvisor.stencil import Stencil
+
+cp = cupy()
+st = Stencil.box(3, 1)
+for dtype, np_dtype in (("double", np.float64), ("float", np.float32)):
+    x0 = cp.random.default_rng(1).uniform(1, 2, size=(512, 512, 512)).astype(np_dtype)
+    res = baselines.cupy_correlate(x0, default_weights(st, 0), steps=4, repeats=5)
+    print(f"baseline Box-3D1R cupy.correlate {dtype} {512**3 * 4 / res['seconds'] / 1e9:.1f} GSt/s")
+    del x0, res
+    cp.get_default_memory_pool().free_all_blocks()
+EOF
+
+# Nsight Compute: the measured best per precision, and the default at the same depth.
+TARGETS=$(mktemp)
+if command -v ncu >/dev/null 2>&1 && [ -f "$OUT/tuning.csv" ]; then
+  $PY - "$OUT/tuning.csv" > "$TARGETS" <<'EOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["correct"] == "True"]
+for dtype in ("double", "float"):
+    mine = [r for r in rows if r["dtype"] == dtype]
+    if not mine:
+        continue
+    best = max(mine, key=lambda r: float(r["gstencils"]))
+    print(dtype, best["fuse"], best["options"].replace(" ", "").replace("True", "true").replace("False", "false").replace("'", '"'))
+    print(dtype, best["fuse"], "{}")
+EOF
+  i=0
+  while read -r dtype t opts; do
+    i=$((i + 1))
+    timeout 90 ncu --clock-control none -k regex:cc_stream3d --launch-skip 2 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
+        --section MemoryWorkloadAnalysis \
+        $PY benchmarks/profile_kernel.py cuda_core Box-3D1R "$t" "$dtype" "" "$opts" > "$OUT/ncu-$i-$dtype-t$t.txt" 2>&1
+  done < "$TARGETS"
+fi
+
+echo "== GPU tests (exit $TESTS): $(tail -n 1 "$OUT/gpu_tests.log")"
+grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.log" | head -20
+echo "== scan (exit $TUNE)"
+grep -E "GSt/s|skip" "$OUT/tune_cc3d.log" | sed -e 's/ | .*//' | cut -c1-160
+cat "$OUT/baseline.log"
+for f in "$OUT"/ncu-[0-9]*.txt; do
+  [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E "^\s+(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|No Eligible)" "$f" | head -12; }
+done
