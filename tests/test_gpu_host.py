@@ -88,3 +88,46 @@ def test_default_grids_exceed_the_l2_cache_in_every_precision(dims):
 def test_run_refuses_units_and_profiles_without_a_kernel(run_cli, args, message):
     r = run_cli("run", "Box-2D1R", *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_timing_holds_the_gpu_before_each_interval(monkeypatch):
+    """Each timed repeat enqueues the hold kernel first, then start, the work, stop; the hold lasts at least
+    twice as long as the host took to enqueue the previous run (a fake CuPy records the order)."""
+    import time
+    import types
+
+    from tcadvisor.gpu import timing
+
+    log = []
+
+    class Event:
+        def __init__(self):
+            self.t = None
+
+        def record(self):
+            self.t = time.perf_counter()
+            log.append("record")
+
+        def synchronize(self):
+            pass
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        Event=Event, Device=lambda: types.SimpleNamespace(synchronize=lambda: None),
+        get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3))
+    monkeypatch.setattr(timing, "cupy", lambda: fake)
+    monkeypatch.setattr(timing, "hold_gpu", lambda s: log.append(("hold", s)))
+
+    def work():
+        log.append("work")
+        time.sleep(0.004)  # the host's time to enqueue
+        return 7
+
+    times, out = timing.timed_runs(work, repeats=3, warmup=1)
+    assert out == 7 and len(times) == 3
+    assert log[0] == "work"  # warm-up, untimed
+    for k in range(3):
+        hold, start, run, stop = log[1 + 4 * k: 5 + 4 * k]
+        assert (start, run, stop) == ("record", "work", "record")
+        assert hold[0] == "hold" and hold[1] >= 2 * 0.004
+    first = timing.timed_runs(lambda: None, repeats=1, warmup=0)
+    assert first[0] and log[-3:] == [("hold", timing.HOLD_FIRST_S), "record", "record"]

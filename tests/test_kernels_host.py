@@ -314,3 +314,12 @@ def test_spider_construction_is_the_advisors():
     con = sparse_operands.construct(w, "fp16")
     ref = spider.construct(w, sparse_operands.SHAPES["fp16"], keep=2, group=4)
     assert con.alpha == ref.alpha and all(np.array_equal(a, b) for a, b in zip(con.operands, ref.operands))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_hold_kernel_compiles():
+    """kernels/hold.cu, launched before every timed interval (tcadvisor.gpu.timing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["nvcc", "-arch=sm_80", "-cubin", "-o", os.path.join(tmp, "h.cubin"),
+                               os.path.join(ROOT, "kernels", "hold.cu")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
