@@ -3,10 +3,10 @@
 Between the start and stop events the GPU must not wait for the host.  Left
 alone it does: the host needs tens of microseconds per launch (CuPy argument
 packing), so after ``start`` the GPU idles until the first launch arrives, and a
-timed run of N sweeps measures ``F + N·k`` with a fixed F of about 150–200 µs
-on the project's H100 (the 2D CUDA-core kernel timed over 4 and over 12 sweeps,
-validation/results/h100-sxm-2026-11-22 and -23, kernels.csv: the same kernel, 5–8 %
-apart).  So each repeat first launches a one-thread kernel (``kernels/hold.cu``)
+timed run of N sweeps measures ``F + N·k`` with a fixed F of 134–238 µs on
+the project's H100 (the same 2D CUDA-core kernels timed over 12 and over 4 sweeps
+in the 2026-11-22 and 2026-11-23 runs: validation/results/timing-offset-2026-11-23,
+up to 12 % of a 4-sweep interval).  So each repeat first launches a one-thread kernel (``kernels/hold.cu``)
 that spins for twice the time the host took to enqueue the previous run (at least
 :data:`HOLD_MIN_S`); the start event, the work and the stop event queue up behind
 it and the interval holds the GPU's work alone.
