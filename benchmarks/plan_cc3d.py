@@ -36,11 +36,14 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from tcadvisor import model, refinement  # noqa: E402
+import fit_refined  # noqa: E402  (benchmarks/fit_refined.py: the fit's vectorised evaluation)
+from tcadvisor import refinement  # noqa: E402
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 from tcadvisor.hardware_schema import load_spec_file  # noqa: E402
@@ -87,30 +90,24 @@ def ptxas(plan) -> tuple[int, int]:
 
 
 def predict(plan, precision: str, registers: int, spec) -> dict:
-    impl = find_impl("tcadvisor-cc")
-    dtype = {"fp64": "double", "fp32": "float"}[precision]
-    st = Stencil.box(3, 1)
-    ctx = refinement.Context(impl, impl.tiling, "cuda_core", st, plan.fuse, dtype, precision, None, spec, None)
+    """Occupancy, the refined terms and the refined GStencils/s of ``plan`` with ``registers`` per thread
+    (the fit's own evaluation, benchmarks/fit_refined.py, at the shipped constants)."""
     occ = plan.occupancy(spec.multiprocessors, registers)
     if occ.blocks == 0:
         return {"blocks_per_sm": 0, "warps": 0, "limiter": occ.limiter, "h_cc": float("nan"), "eta_cc": float("nan"),
                 "eta_B": float("nan"), "pred_gstencils": 0.0}
+    impl = find_impl("tcadvisor-cc")
+    dtype = {"fp64": "double", "fp32": "float"}[precision]
+    st = Stencil.box(3, 1)
+    ctx = refinement.Context(impl, impl.tiling, "cuda_core", st, plan.fuse, dtype, precision, None, spec, None)
     inputs, _, occ, _ = refinement.plan_inputs(ctx, plan=plan, registers=registers)
     steps = refinement.evaluate_chain("cuda_core", inputs)
-    terms = {}
-    values = {**inputs, **refinement.constants()}
-    for term in refinement.unit_terms("cuda_core"):
-        if term.hook in ("overlap", "depth_limit"):
-            continue
-        fn, args = model.term_function("cuda_core", term.name)
-        terms[term.name] = float(fn(*(values[a] for a in args)))
-    terms["omega_cc"] = 1.0
-    got = model.evaluate(K=float(st.K), t=float(plan.fuse), beta=1.0, alpha=1.0, S=values[model.S],
-                         B=values[model.B], P_cc=values[model.P_cc], P_tc=values[model.P_cc], variant="refined",
-                         **terms)
+    m = SimpleNamespace(fuse=plan.fuse, unit="cuda_core", alpha_exact=None)
+    run = fit_refined.Run(m, "h100", spec, st, "cuda_core", inputs, refinement.grid_of(ctx), None)
+    gstencils = float(fit_refined.predict([run], refinement.constants())[0])
     return {"blocks_per_sm": occ.blocks, "warps": occ.warps, "limiter": occ.limiter,
             "h_cc": steps["h_cc"], "eta_cc": steps["eta_cc"], "eta_B": steps["eta_B_cc"],
-            "pred_gstencils": float(got["gstencils_cc"])}
+            "pred_gstencils": gstencils}
 
 
 def main(argv=None) -> int:

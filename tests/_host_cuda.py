@@ -21,6 +21,7 @@ import tempfile
 import numpy as np
 
 from tcadvisor.data import data_dir
+from tcadvisor.gpu.fields import PaddedField
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EMU_DIR = os.path.join(ROOT, "tests", "host_cuda")
@@ -124,27 +125,15 @@ class HostModule:
         return np.ctypeslib.as_array(ctype.in_dll(self.lib, name))
 
 
-class HostField:
-    """A padded field in host memory, laid out as :class:`tcadvisor.gpu.fields.PaddedField`."""
+class HostField(PaddedField):
+    """A :class:`tcadvisor.gpu.fields.PaddedField` in host memory: the same layout and properties, NumPy data,
+    and the periodic ghost refresh done by NumPy instead of the ``ghost_fill`` kernel."""
 
-    def __init__(self, shape3, dtype, geometry):
+    def __init__(self, shape3, dtype, geometry):  # no super().__init__: that allocates on the GPU
         self.nz, self.ny, self.nx = shape3
         self.geometry = g = geometry
         self.dtype = np.dtype(dtype)
         self.data = np.zeros((self.nz + 2 * g.gz, self.ny + 2 * g.gy, g.pitch), dtype=self.dtype)
-
-    @property
-    def interior(self):
-        g = self.geometry
-        return self.data[g.gz:g.gz + self.nz, g.gy:g.gy + self.ny, g.gx:g.gx + self.nx]
-
-    @property
-    def pitch_y(self) -> int:
-        return self.geometry.pitch
-
-    @property
-    def pitch_z(self) -> int:
-        return (self.ny + 2 * self.geometry.gy) * self.geometry.pitch
 
     def refresh(self) -> None:
         """Periodic ghost layers around the interior; the columns past the right ghost layer stay zero."""
