@@ -98,7 +98,7 @@ def load_runs(gpu: str) -> list[Run]:
         mma = MmaShape.parse(m.mma) if m.mma else None
         grid = grid3(m.grid, stencil.dims)
         ctx = refinement.Context(impl, impl.tiling, m.unit, stencil, m.fuse, m.dtype, m.precision, mma, spec, grid)
-        inputs, *_ = refinement.plan_inputs(ctx)
+        inputs, *_ = refinement.plan_inputs(ctx, plan=refinement.recorded_plan(ctx, m.kernel))
         chain = "cuda_core" if m.unit == "cuda_core" else "tensor_core"
         runs.append(Run(m, gpu, spec, stencil, chain, inputs, grid, mma))
     return runs
@@ -130,7 +130,7 @@ def load_bench_runs() -> list[Run]:
             mma = MmaShape.parse(m.mma) if m.mma else None
             grid = grid3(m.grid, stencil.dims)
             ctx = refinement.Context(impl, impl.tiling, m.unit, stencil, m.fuse, m.dtype, m.precision, mma, spec, grid)
-            inputs, *_ = refinement.plan_inputs(ctx)
+            inputs, *_ = refinement.plan_inputs(ctx, plan=refinement.recorded_plan(ctx, m.kernel))
             runs.append(Run(m, TRAIN, spec, stencil, "cuda_core" if m.unit == "cuda_core" else "tensor_core",
                             inputs, grid, mma))
     return runs

@@ -6,24 +6,39 @@
 #   3. CuPy correlate on the same grid in the same run (the library a user would pick);
 #   4. Nsight Compute on the measured best configuration per precision and on the default at that depth.
 #
-#   OUT=/some/dir bash benchmarks/gpu_session_cc3d.sh
+#   OUT=/some/dir bash benchmarks/gpu_session_cc3d.sh                 # all steps (about 15 minutes)
+#   OUT=/some/dir PART=scan bash benchmarks/gpu_session_cc3d.sh       # step 2 alone (fits one 10-minute call)
+#   OUT=/some/dir PART=check TUNING=path/to/tuning.csv bash benchmarks/gpu_session_cc3d.sh   # steps 1, 3, 4
+# CANDIDATES=path/to/candidates.csv scans another plan_cc3d.py table (default: the 2026-11-23 one);
+# DTYPE=double|float scans one storage type (the 2026-11-24 wide table takes two calls).
 #
-# Writes into $OUT: gpu_tests.log, tune_cc3d.log, tuning.csv, baseline.log, ncu-*.txt (8 files at most).
+# Writes into $OUT: gpu.txt, gpu_tests.log, tune_cc3d.log, tuning.csv, baseline.log, ncu-*.txt (8 files at most).
 set -u
 OUT=${OUT:?set OUT to the directory for the results}
+PART=${PART:-all}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PY=${PYTHON:-python3}
+TESTS=skipped
+TUNE=skipped
 
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total --format=csv,noheader > "$OUT/gpu_tests.log" 2>&1 || true
-timeout 200 $PY -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py -rfE \
-    -k "cuda_core_3d_knobs or (matches_the_references and cuda_core)" >> "$OUT/gpu_tests.log" 2>&1
-TESTS=$?
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1 || true
+if [ "$PART" != scan ]; then
+  timeout 200 $PY -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py -rfE \
+      -k "cuda_core_3d_knobs or (matches_the_references and cuda_core)" > "$OUT/gpu_tests.log" 2>&1
+  TESTS=$?
+fi
 
-timeout 330 $PY benchmarks/tune_gpu_kernels.py --only cc3d --out "$OUT" --sweeps 4 --repeats 5 > "$OUT/tune_cc3d.log" 2>&1
-TUNE=$?
+if [ "$PART" != check ]; then
+  timeout ${TUNE_S:-500} $PY benchmarks/tune_gpu_kernels.py --only cc3d --out "$OUT" --sweeps 4 --repeats 5 \
+      ${CANDIDATES:+--candidates "$CANDIDATES"} ${DTYPE:+--dtype "$DTYPE"} \
+      > "$OUT/tune_cc3d.log" 2>&1
+  TUNE=$?
+  TUNING=$OUT/tuning.csv
+fi
+[ "$PART" = scan ] && { grep -E "GSt/s|skip" "$OUT/tune_cc3d.log" | sed -e 's/ | .*//' | cut -c1-160; echo "scan exit $TUNE"; exit 0; }
 
-timeout 60 $PY - > "$OUT/baseline.log" 2>&1 <<'EOF'
+timeout 90 $PY - > "$OUT/baseline.log" 2>&1 <<'EOF'
 import numpy as np
 from tcadvisor.gpu import baselines
 from tcadvisor.gpu.backend import cupy
@@ -42,8 +57,8 @@ EOF
 
 # Nsight Compute: the measured best per precision, and the default at the same depth.
 TARGETS=$(mktemp)
-if command -v ncu >/dev/null 2>&1 && [ -f "$OUT/tuning.csv" ]; then
-  $PY - "$OUT/tuning.csv" > "$TARGETS" <<'EOF'
+if command -v ncu >/dev/null 2>&1 && [ -f "${TUNING:-}" ]; then
+  $PY - "$TUNING" > "$TARGETS" <<'EOF'
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["correct"] == "True"]
 for dtype in ("double", "float"):

@@ -94,7 +94,7 @@ def write_ceilings(path, base_file, bandwidth, device):
 def depths(unit: str, radius: int, quick: bool, dims: int) -> list[int]:
     top = MAX_RADIUS[unit] // radius
     if dims == 3:
-        top = min(top, 3 if unit != "cuda_core" else 5)  # 3D: partial scans (time), marked in the table
+        top = min(top, 3 if unit != "cuda_core" else 7)  # 3D: partial scans (time), marked in the table
     return [t for t in range(1, top + 1) if not quick or t in (1, 3)]
 
 

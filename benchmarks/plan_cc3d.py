@@ -23,6 +23,20 @@ default kernel only: where a knob changes something the model does not describe
 scan tests, not a result.
 
     PYTHONPATH=. python benchmarks/plan_cc3d.py --out validation/results/cc3d-plan-2026-11-23
+
+``--wide`` (after the first scan showed that rows trimmed per step and two planes
+in flight pay, and that the ranking is cheap to measure, about half a second a
+configuration): depths 1..7, tiles whose outputs fit a 512-point axis exactly
+(64 or 128 outputs plus the halo) beside the power-of-two ones, 1 to 4 planes in
+flight, rows trimmed per step; every spill-free configuration that fits on an SM
+is marked for the scan, so the best is measured, not predicted.
+
+    PYTHONPATH=. python benchmarks/plan_cc3d.py --wide --out validation/results/cc3d-plan-2026-11-24
+
+``--focus``: FP32 at t = 3..6 with three and four rows per thread (the wide scan's
+best float stayed under the target), every spill-free configuration marked.
+
+    PYTHONPATH=. python benchmarks/plan_cc3d.py --focus --out validation/results/cc3d-plan-2026-11-24-focus
 """
 from __future__ import annotations
 
@@ -58,18 +72,55 @@ ROWS = (16, 24, 32, 48)
 SCAN_BEST = 4
 
 
-def candidates():
+WIDE_DEPTHS = range(1, 8)
+
+
+def wide_space():
+    """(precision, t, v, cols, rows, trap, prefetch, rows per thread) of the wide scan: rows trimmed per step
+    always; power-of-two tiles and tiles whose outputs (cols - 2t, rows - 2t for radius 1) are 64/128 and 16/32
+    points; one or two rows per thread."""
+    for precision, t in itertools.product(("fp64", "fp32"), WIDE_DEPTHS):
+        h = t  # halo r*t, r = 1
+        tiles = {(2, 64), (4, 64), (4, 128), (2, 64 + 2 * h), (2, 128 + 2 * h)}
+        tiles |= {(4, c) for c in (64 + 2 * h, 128 + 2 * h) if c % 4 == 0}
+        all_rows = sorted({16, 24, 32, 48, 64, 16 + 2 * h, 32 + 2 * h})
+        for (v, cols), rows, pf, w in itertools.product(sorted(tiles), all_rows, (1, 2, 3), (1, 2)):
+            if (cols // v) * (rows // w) > 1024 or rows % w or (pf == 3 and v != 2) or (w == 1 and rows == 64):
+                continue
+            yield precision, t, v, cols, rows, True, pf, w
+
+
+def focus_space():
+    """FP32 at t = 3..6, where the wide scan's best (422 GSt/s at t = 4) stayed short of 450: three and four rows
+    per thread (fewer shared loads per FMA again) and the row counts they divide, beside two rows per thread on
+    rows the wide scan did not take."""
+    for t in range(3, 7):
+        h = t
+        tiles = {(2, 64), (4, 64), (2, 64 + 2 * h), (2, 128 + 2 * h)}
+        tiles |= {(4, c) for c in (64 + 2 * h, 128 + 2 * h) if c % 4 == 0}
+        for (v, cols), rows, pf, w in itertools.product(sorted(tiles), (18, 24, 30, 36, 40, 42, 48, 60, 64),
+                                                        (1, 2), (2, 3, 4)):
+            wide_rows = {16, 24, 32, 48, 64, 16 + 2 * h, 32 + 2 * h}
+            if rows % w or (cols // v) * (rows // w) > 1024 or (w == 2 and rows in wide_rows):
+                continue
+            yield "fp32", t, v, cols, rows, True, pf, w
+
+
+def candidates(wide: bool = False, focus: bool = False):
     st = Stencil.box(3, 1)
-    for precision, t, (v, cols), rows, trap, pf in itertools.product(("fp64", "fp32"), DEPTHS, TILES, ROWS,
-                                                                    (False, True), (1, 2)):
+    space = focus_space() if focus else wide_space() if wide else (
+        (precision, t, v, cols, rows, trap, pf, 1) for precision, t, (v, cols), rows, trap, pf
+        in itertools.product(("fp64", "fp32"), DEPTHS, TILES, ROWS, (False, True), (1, 2)))
+    for precision, t, v, cols, rows, trap, pf, w in space:
         try:
-            plan = plans.plan_cuda_cores(st, t, precision, v=v, cols=cols, rows=rows, trap=trap, prefetch=pf)
+            plan = plans.plan_cuda_cores(st, t, precision, v=v, cols=cols, rows=rows, trap=trap, prefetch=pf,
+                                         rows_per_thread=w)
         except TcAdvisorError:
             continue
         if plan.smem > 227 * 1024:
             continue
-        yield precision, t, dict(v=v, cols=cols, rows=rows, trap=trap, prefetch=pf), plan
-    for precision, t in itertools.product(("fp64", "fp32"), DEPTHS):
+        yield precision, t, dict(v=v, cols=cols, rows=rows, trap=trap, prefetch=pf, rows_per_thread=w), plan
+    for precision, t in ([] if focus else itertools.product(("fp64", "fp32"), WIDE_DEPTHS if wide else DEPTHS)):
         try:
             yield precision, t, None, plans.plan_cuda_cores(st, t, precision)
         except TcAdvisorError:
@@ -113,18 +164,22 @@ def predict(plan, precision: str, registers: int, spec) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--wide", action="store_true", help="the wide space; mark every spill-free configuration")
+    ap.add_argument("--focus", action="store_true", help="FP32 t = 3..6 with 2-4 rows per thread (after --wide)")
     args = ap.parse_args(argv)
+    args.wide = args.wide or args.focus
     spec = load_spec_file(SPEC)
-    cands = list(candidates())
+    cands = list(candidates(args.wide, args.focus))
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         compiled = list(pool.map(lambda c: ptxas(c[3]), cands))
     rows = []
     for (precision, t, opts, plan), (regs, spill) in zip(cands, compiled):
         o = plan.options
         row = {"precision": precision, "fuse": t, "default": opts is None, "v": o["v"], "cols": plan.tile["x"],
-               "rows": o["by"], "trap": o["trap"], "prefetch": o["prefetch"], "threads": plan.threads,
+               "rows": o["by"], "trap": o["trap"], "prefetch": o["prefetch"], "rows_per_thread": o["w"],
+               "threads": plan.threads,
                "smem_kib": round(plan.smem / 1024, 1), "registers": regs, "spill_bytes": spill,
-               "computed_rows_warp": round(plans.computed_rows(plan, per_warp=True), 4)}
+               "computed_rows_warp": round(float(plans.computed_rows(plan, per_warp=True)), 4)}
         if regs > plan.register_cap:
             raise RuntimeError(f"ptxas reports {regs} registers above the cap {plan.register_cap}: {row}")
         row.update({k: (round(v, 4) if isinstance(v, float) else v) for k, v in predict(plan, precision, regs, spec).items()})
@@ -132,21 +187,22 @@ def main(argv=None) -> int:
     # one row per distinct configuration (the default plan repeats one of the knob grid's)
     seen, unique = {}, []
     for r in rows:
-        key = (r["precision"], r["fuse"], r["v"], r["cols"], r["rows"], r["trap"], r["prefetch"])
+        key = (r["precision"], r["fuse"], r["v"], r["cols"], r["rows"], r["trap"], r["prefetch"], r["rows_per_thread"])
         if key in seen:
             seen[key]["default"] = seen[key]["default"] or r["default"]
             continue
         seen[key] = r
         unique.append(r)
-    for precision, t in itertools.product(("fp64", "fp32"), DEPTHS):
+    for precision, t in itertools.product(("fp64", "fp32"), WIDE_DEPTHS if args.wide else DEPTHS):
         group = [r for r in unique if r["precision"] == precision and r["fuse"] == t]
         ranked = sorted((r for r in group if r["spill_bytes"] == 0 and r["blocks_per_sm"] > 0),
                         key=lambda r: -r["pred_gstencils"])
         base = next((r for r in group if r["default"]), None)
         for r in group:
             # the default, each knob added to it alone and together (which limit each attacks), the best predicted
-            ablation = base is not None and all(r[k] == base[k] for k in ("v", "cols", "rows"))
-            r["scan"] = r["blocks_per_sm"] > 0 and (ablation or r in ranked[:SCAN_BEST])
+            ablation = base is not None and all(r[k] == base[k] for k in ("v", "cols", "rows", "rows_per_thread"))
+            r["scan"] = r["blocks_per_sm"] > 0 and (ablation or r in ranked[:SCAN_BEST]
+                                                    or (args.wide and r["spill_bytes"] == 0))
     os.makedirs(args.out, exist_ok=True)
     fields = list(unique[0])
     with open(os.path.join(args.out, "candidates.csv"), "w", newline="") as f:
@@ -158,14 +214,14 @@ def main(argv=None) -> int:
              f"{subprocess.run(['nvcc', '--version'], capture_output=True, text=True).stdout.split('release ')[-1].split(',')[0]}),"
              " occupancy from them; h_cc = points computed per point owned; prediction = refined model with the "
              "constants of models/fitted/refined-terms.yaml. `scan`: timed by `tune_gpu_kernels.py --only cc3d`.",
-             "", "| prec | t | default | v x cols x rows | trap | planes in flight | regs | spill B | smem KiB | "
+             "", "| prec | t | default | v x cols x rows | rows/thread | trap | planes in flight | regs | spill B | smem KiB | "
              "blocks/SM | h_cc | eta_cc | eta_B | predicted GSt/s | scan |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in unique:
         if not r["scan"]:
             continue
         lines.append(f"| {r['precision']} | {r['fuse']} | {'yes' if r['default'] else ''} | {r['v']} x {r['cols']} x "
-                     f"{r['rows']} | {'yes' if r['trap'] else ''} | {r['prefetch']} | {r['registers']} | "
+                     f"{r['rows']} | {r['rows_per_thread']} | {'yes' if r['trap'] else ''} | {r['prefetch']} | {r['registers']} | "
                      f"{r['spill_bytes']} | {r['smem_kib']} | {r['blocks_per_sm']} | {r['h_cc']:.2f} | "
                      f"{r['eta_cc']:.2f} | {r['eta_B']:.2f} | {r['pred_gstencils']:.0f} | yes |")
     lines += ["", f"{len(unique)} configurations compiled, {sum(r['spill_bytes'] > 0 for r in unique)} spill; "

@@ -49,11 +49,13 @@ def variants(only):
     return out
 
 
-def variants_cc3d():
+CC3D_CANDIDATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "results",
+                               "cc3d-plan-2026-11-23", "candidates.csv")
+
+
+def variants_cc3d(path=CC3D_CANDIDATES):
     """The 3D CUDA-core configurations benchmarks/plan_cc3d.py marked for the scan (compiled and predicted
-    without a GPU; validation/results/cc3d-plan-2026-11-23/candidates.csv)."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "results",
-                        "cc3d-plan-2026-11-23", "candidates.csv")
+    without a GPU; by default validation/results/cc3d-plan-2026-11-23/candidates.csv)."""
     out = []
     with open(path) as f:
         for row in csv.DictReader(f):
@@ -62,6 +64,8 @@ def variants_cc3d():
             dtype = {"fp64": "double", "fp32": "float"}[row["precision"]]
             opts = {"v": int(row["v"]), "cols": int(row["cols"]), "rows": int(row["rows"]),
                     "trap": row["trap"] == "True", "prefetch": int(row["prefetch"])}
+            if int(row.get("rows_per_thread") or 1) != 1:
+                opts["rows_per_thread"] = int(row["rows_per_thread"])
             out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", int(row["fuse"]), None, opts))
     return out
 
@@ -112,17 +116,22 @@ def main():
     ap.add_argument("--only", choices=["cc", "cc-deep", "cc3d", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
+    ap.add_argument("--dtype", choices=["double", "float"], help="time this storage type only")
     args = ap.parse_args()
     from tcadvisor.gpu.backend import cupy
     from tcadvisor.gpu.runner import run
 
     cp = cupy()
     os.makedirs(args.out, exist_ok=True)
-    rows = []
     small = {2: "61x203", 3: "9x11x77"}
     chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
-              "cc3d": variants_cc3d}.get(
+              "cc3d": lambda: variants_cc3d(args.candidates)}.get(
         args.only, lambda: variants(args.only))()
+    chosen = [c for c in chosen if args.dtype in (None, c[1])]
+    # Rows are written as they are measured, so a run cut off at its time limit still leaves a table.
+    table = open(os.path.join(args.out, "tuning.csv"), "w", newline="")
+    writer = None
     for name, dtype, grid, unit, t, mma, opts in chosen:
         st = parse_stencil(name)
         try:
@@ -136,15 +145,16 @@ def main():
         row = {"stencil": name, "dtype": dtype, "unit": unit, "fuse": t, "mma": mma or "", "options": opts,
                "gstencils": res.gstencils, "fraction": res.fraction_of_bound, "correct": chk.passed,
                "err": chk.max_rel_error, "kernel": res.kernel}
-        rows.append(row)
+        if writer is None:
+            writer = csv.DictWriter(table, fieldnames=list(row))
+            writer.writeheader()
+        writer.writerow(row)
+        table.flush()
         print(f"{name} {dtype:6} {unit:11} t={t} {mma or '':8} {str(opts):55} {res.gstencils:8.1f} GSt/s "
               f"{100 * res.fraction_of_bound:5.1f}% correct={chk.passed} | {res.kernel}", flush=True)
         del res, chk
         cp.get_default_memory_pool().free_all_blocks()
-    with open(os.path.join(args.out, "tuning.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    table.close()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 // of the planes its kernel planes still have to reach.  One __syncthreads per
 // input plane.
 //
-// Two optional refinements (default off: the defaults are chosen by measurement,
+// Three optional refinements (default off: the defaults are chosen by measurement,
 // benchmarks/tune_gpu_kernels.py):
 //  * K_TRAP = 1: step s computes only the tile rows it must get right,
 //    [R*s, ROWS - R*s) (the valid region shrinks by R per step); rows outside it
@@ -16,10 +16,14 @@
 //  * K_PF = P > 1: P input planes in flight per thread (a ring of registers),
 //    so more global loads overlap the compute of one plane.  The main loop is
 //    unrolled P times so that every ring slot is a compile-time register.
+//  * K_W = W > 1: each thread owns W adjacent rows (register blocking along y).
+//    A step reads 2R + W rows of V + 2R values from shared memory for W*V
+//    outputs instead of 2R + 1 rows for V: fewer shared-memory wavefronts and
+//    load instructions per FMA, the limit of the W = 1 kernel.
 //
 // Compile-time parameters (-D): K_REAL, K_R, K_T, K_STAR, K_V (x columns per
-// thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF (optional, default
-// 0 and 1).  Weights in __constant__ memory, indexed [p][a][b].
+// thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF, K_W (optional,
+// default 0, 1 and 1).  Weights in __constant__ memory, indexed [p][a][b].
 
 typedef K_REAL real;
 #define R K_R
@@ -34,13 +38,17 @@ typedef K_REAL real;
 #ifndef K_PF
 #define K_PF 1
 #endif
+#ifndef K_W
+#define K_W 1
+#endif
 #define TRAP K_TRAP
 #define PF K_PF
+#define W K_W
 
 #define KW (2 * R + 1)
 #define HALO (R * T)
 #define COLS (BX * V)
-#define ROWS (BY)
+#define ROWS (BY * W)
 #define TXO (COLS - 2 * HALO)
 #define TYO (ROWS - 2 * HALO)
 #define NV (V + 2 * R)
@@ -74,37 +82,45 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* smem = reinterpret_cast<real*>(smem_raw);  // [T][2][ROWS + 2R][ROWBUF]
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+    const int ry0 = ty * W;  // first tile row of this thread
     const int X0 = blockIdx.x * TXO, Y0 = blockIdx.y * TYO;
     const int Z0 = blockIdx.z * planes_per_block;
     const int Z1 = min(Z0 + planes_per_block, nz);
     const int planes_padded = nz + 2 * Gz;
     const int rows_padded = ny + 2 * Gy;
     const long long colbase = (long long)Gx + X0 - HALO;
-    const int prow = Gy + Y0 - HALO + ty;  // padded row of this thread's tile row
-    const bool row_ok = prow >= 0 && prow < rows_padded;
+    const int prow = Gy + Y0 - HALO + ry0;  // padded row of this thread's first tile row
+    bool row_ok[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) row_ok[w] = prow + w >= 0 && prow + w < rows_padded;
 
     for (int k = tid; k < T * 2 * PLANEBUF; k += NT) smem[k] = real(0);
 
-    real pend[T][NPEND][V];
+    real pend[T][NPEND][W][V];
 #pragma unroll
     for (int s = 0; s < T; ++s)
 #pragma unroll
         for (int m = 0; m < NPEND; ++m)
 #pragma unroll
-            for (int v = 0; v < V; ++v) pend[s][m][v] = real(0);
+            for (int w = 0; w < W; ++w)
+#pragma unroll
+                for (int v = 0; v < V; ++v) pend[s][m][w][v] = real(0);
 
-    real ld[PF][V];  // ring of input planes in flight: plane j sits in slot j % PF
-#define LOAD_PLANE(q, slot)                                                                    \
-    {                                                                                          \
-        const int pz_ = Gz + (q);                                                              \
-        const bool ok_ = row_ok && pz_ >= 0 && pz_ < planes_padded;                            \
-        const real* src_ = in + (long long)pz_ * pitch_z + (long long)prow * pitch_y + colbase; \
-        _Pragma("unroll") for (int k = 0; k < V; ++k) ld[slot][k] = ok_ ? src_[tx + k * BX] : real(0); \
+    real ld[PF][W][V];  // ring of input planes in flight: plane j sits in slot j % PF
+#define LOAD_PLANE(q, slot)                                                                          \
+    {                                                                                                \
+        const int pz_ = Gz + (q);                                                                    \
+        _Pragma("unroll") for (int w = 0; w < W; ++w) {                                              \
+            const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
+            const real* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
+            _Pragma("unroll") for (int k = 0; k < V; ++k) ld[slot][w][k] = ok_ ? src_[tx + k * BX] : real(0); \
+        }                                                                                            \
     }
-#define STORE_PLANE(buf, slot)                                                                 \
-    {                                                                                          \
-        _Pragma("unroll") for (int k = 0; k < V; ++k)                                          \
-            (buf)[(ty + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[slot][k];                    \
+#define STORE_PLANE(buf, slot)                                                                       \
+    {                                                                                                \
+        _Pragma("unroll") for (int w = 0; w < W; ++w)                                                \
+        _Pragma("unroll") for (int k = 0; k < V; ++k)                                                \
+            (buf)[(ry0 + w + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[slot][w][k];                  \
     }
 
     __syncthreads();
@@ -124,58 +140,68 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
         LOAD_PLANE(Z0 - R * T + i + PF, u);  // plane i + PF replaces plane i, stored one iteration ago
 #pragma unroll
         for (int s = 1; s <= T; ++s) {
-            // K_TRAP: rows outside [R*s, ROWS - R*s) cannot reach a valid output; skip them.
-            if (TRAP && (ty < R * s || ty >= ROWS - R * s)) continue;
+            // K_TRAP: rows outside [R*s, ROWS - R*s) cannot reach a valid output; a thread all of whose
+            // W rows lie outside skips the step.
+            if (TRAP && (ry0 + W - 1 < R * s || ry0 >= ROWS - R * s)) continue;
             const int parity = (s == 1) ? (i & 1) : ((i - 1) & 1);
             const real* src = smem + ((s - 1) * 2 + parity) * PLANEBUF;
-            real vals[KW][NV];
+            real vals[KW + W - 1][NV];
 #pragma unroll
-            for (int a = 0; a < KW; ++a)
+            for (int a = 0; a < KW + W - 1; ++a)
 #pragma unroll
-                for (int j = 0; j < NV; ++j) vals[a][j] = src[(ty + a) * ROWBUF + sidx(tx * V + j)];
-            real res[V];
+                for (int j = 0; j < NV; ++j) vals[a][j] = src[(ry0 + a) * ROWBUF + sidx(tx * V + j)];
+            real res[W][V];
+#pragma unroll
+            for (int w = 0; w < W; ++w)
 #pragma unroll
             for (int v = 0; v < V; ++v) {
                 // kernel plane p contributes to the pending plane it is the last/next for
-                real acc = pend[s - 1][0][v];
+                real acc = pend[s - 1][0][w][v];
 #pragma unroll
                 for (int a = 0; a < KW; ++a)
 #pragma unroll
                     for (int b = 0; b < KW; ++b)
-                        if (tap(2 * R, a, b)) acc = fma(c_w[((2 * R) * KW + a) * KW + b], vals[a][v + b], acc);
-                res[v] = acc;
+                        if (tap(2 * R, a, b)) acc = fma(c_w[((2 * R) * KW + a) * KW + b], vals[w + a][v + b], acc);
+                res[w][v] = acc;
 #pragma unroll
                 for (int m = 1; m < NPEND; ++m) {
-                    real p = pend[s - 1][m][v];
+                    real p = pend[s - 1][m][w][v];
 #pragma unroll
                     for (int a = 0; a < KW; ++a)
 #pragma unroll
                         for (int b = 0; b < KW; ++b)
-                            if (tap(2 * R - m, a, b)) p = fma(c_w[((2 * R - m) * KW + a) * KW + b], vals[a][v + b], p);
-                    pend[s - 1][m - 1][v] = p;
+                            if (tap(2 * R - m, a, b))
+                                p = fma(c_w[((2 * R - m) * KW + a) * KW + b], vals[w + a][v + b], p);
+                    pend[s - 1][m - 1][w][v] = p;
                 }
                 real p = real(0);
 #pragma unroll
                 for (int a = 0; a < KW; ++a)
 #pragma unroll
                     for (int b = 0; b < KW; ++b)
-                        if (tap(0, a, b)) p = fma(c_w[a * KW + b], vals[a][v + b], p);
-                pend[s - 1][NPEND - 1][v] = p;
+                        if (tap(0, a, b)) p = fma(c_w[a * KW + b], vals[w + a][v + b], p);
+                pend[s - 1][NPEND - 1][w][v] = p;
             }
             if (s < T) {
-                real* dst = smem + (s * 2 + (i & 1)) * PLANEBUF + (ty + R) * ROWBUF;
+                real* dst = smem + (s * 2 + (i & 1)) * PLANEBUF + (ry0 + R) * ROWBUF;
 #pragma unroll
-                for (int v = 0; v < V; ++v) dst[sidx(tx * V + v + R)] = res[v];
+                for (int w = 0; w < W; ++w)
+#pragma unroll
+                    for (int v = 0; v < V; ++v) dst[w * ROWBUF + sidx(tx * V + v + R)] = res[w][v];
             } else {
                 const int q = Z0 + i + 1 - T * (1 + 2 * R);
-                const int y = Y0 - HALO + ty;
-                if (q >= Z0 && q < Z1 && ty >= HALO && ty < HALO + TYO && y < ny) {
-                    real* dst = out + (long long)(Gz + q) * pitch_z + (long long)prow * pitch_y + colbase + tx * V;
-                    const int x0 = X0 - HALO + tx * V;
 #pragma unroll
-                    for (int v = 0; v < V; ++v) {
-                        const int c = tx * V + v;
-                        if (c >= HALO && c < HALO + TXO && x0 + v < nx) dst[v] = res[v];
+                for (int w = 0; w < W; ++w) {
+                    const int y = Y0 - HALO + ry0 + w;
+                    if (q >= Z0 && q < Z1 && ry0 + w >= HALO && ry0 + w < HALO + TYO && y < ny) {
+                        real* dst = out + (long long)(Gz + q) * pitch_z + (long long)(prow + w) * pitch_y + colbase
+                                    + tx * V;
+                        const int x0 = X0 - HALO + tx * V;
+#pragma unroll
+                        for (int v = 0; v < V; ++v) {
+                            const int c = tx * V + v;
+                            if (c >= HALO && c < HALO + TXO && x0 + v < nx) dst[v] = res[w][v];
+                        }
                     }
                 }
             }

@@ -185,8 +185,9 @@ def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tu
 
 
 def _refinements(impl: ImplProfile, unit: str, stencil: Stencil, fuses: list[int], dtype: str, precision: str,
-                 shapes: list[MmaShape | None], gpu: GpuSpec, grid=None) -> list[Refinement]:
-    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu, grid) for t, shape in zip(fuses, shapes)]
+                 shapes: list[MmaShape | None], gpu: GpuSpec, grid=None, kernel: str = "") -> list[Refinement]:
+    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu, grid, kernel)
+            for t, shape in zip(fuses, shapes)]
 
 
 def _cuda_core_side(cc_impl: ImplProfile | None, stencil: Stencil, dtype: str, gpu: GpuSpec,
@@ -201,7 +202,8 @@ def _cuda_core_side(cc_impl: ImplProfile | None, stencil: Stencil, dtype: str, g
 
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
                   fuses: list[int], choice: AlphaChoice, cc_peak: float | None, *, model: str = "base",
-                  cc_impl: ImplProfile | None = None, grid: tuple[int, int, int] | None = None) -> list[Option]:
+                  cc_impl: ImplProfile | None = None, grid: tuple[int, int, int] | None = None,
+                  kernel: str = "") -> list[Option]:
     """Options of one unit at each fusion depth in ``fuses`` (one vectorised model call).
 
     ``model`` is the variant (``base`` or ``refined``); under ``refined`` each option
@@ -212,7 +214,9 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     option with ``skipped`` set and the reason; under ``refined``, so does a depth
     the kernel's on-chip capacity cannot hold (``skipped`` unset).  ``grid``
     ((nz, ny, nx)) is the grid the refined terms are derived for (default: the
-    bundled kernels' default grid of the stencil's dimension).
+    bundled kernels' default grid of the stencil's dimension); ``kernel`` a recorded
+    run's kernel description, whose configuration the refined terms then describe
+    instead of today's default.
     """
     variant = get_variant(model).name
     why = impl.why_not(stencil, dtype, gpu)
@@ -259,7 +263,7 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
         terms: dict[str, np.ndarray] = {}
         if variant == "refined":
             shapes = [row[2].mma if row[2] else None for row in rows]
-            refinements = _refinements(impl, unit, stencil, depths, dtype, precision, shapes, gpu, grid)
+            refinements = _refinements(impl, unit, stencil, depths, dtype, precision, shapes, gpu, grid, kernel)
             for term in unit_terms(unit):
                 terms[term.name] = np.array([f.values[term.name] for f in refinements])
             if unit != "cuda_core":

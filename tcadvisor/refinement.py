@@ -63,6 +63,8 @@ class Context:
     mma: MmaShape | None
     gpu: GpuSpec
     grid: tuple[int, int, int] | None = None  # (nz, ny, nx); None: the default grid of the dimension
+    #: A recorded run's kernel description: its configuration replaces the default plan (see recorded_plan).
+    kernel: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,16 @@ def grid_of(ctx: Context) -> tuple[int, int, int]:
     return (1,) * (3 - ctx.stencil.dims) + tuple(DEFAULT_GRIDS[ctx.stencil.dims])
 
 
+def recorded_plan(ctx: Context, description: str):
+    """The plan a recorded run of a bundled kernel was made with: CUDA-core configurations from the kernel's own
+    description (their defaults have changed between runs), the Tensor Core kernels' from their defaults."""
+    from .gpu import plans
+
+    if ctx.impl.kernel == "cuda_cores" and description:
+        return plans.recorded_cuda_core_plan(ctx.stencil, ctx.fuse, ctx.precision, description)
+    return plan_for(ctx.impl.kernel, ctx.stencil, ctx.fuse, ctx.precision, ctx.mma)
+
+
 def plan_for(kernel: str, stencil: Stencil, fuse: int, precision: str, mma: MmaShape | None):
     """The launch plan of bundled kernel ``kernel`` (raises TcAdvisorError where it cannot be built)."""
     from .gpu import plans
@@ -201,7 +213,7 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
     ``plan`` replaces the default plan (a kernel with non-default knobs) and
     ``registers`` the register estimate (a count the compiler reported).
     """
-    plan = plan or plan_for(ctx.impl.kernel, ctx.stencil, ctx.fuse, ctx.precision, ctx.mma)
+    plan = plan or recorded_plan(ctx, ctx.kernel)
     sm = ctx.gpu.multiprocessors
     occ = plan.occupancy(sm, registers)
     if occ.blocks == 0:
@@ -213,7 +225,8 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
               model.a_x: counts["tile_x"], model.a_y: counts["tile_y"], model.q_s: counts["slices_read"]}
     if plan.unit == "cuda_core":
         v, r = plan.options["v"], ctx.stencil.radius
-        loads = (v + 2 * r) / v * (1 if plan.dims <= 2 else 2 * r + 1)  # one row (2D) or 2r+1 rows (3D)
+        w = plan.options.get("w", 1)  # 3D: rows per thread share their 2r halo rows
+        loads = (v + 2 * r) / v * (1 if plan.dims <= 2 else (2 * r + w) / w)  # one row (2D), 2r+w rows per w (3D)
         pending = 2 * (plan.options["ry"] if plan.dims <= 2 else r)
         words = 2 if plan.precision == "fp64" else 1
         rows = plan.slices_per_step * (plan.tile["y"] if plan.dims == 3 else 1)
@@ -271,7 +284,7 @@ def _key(ctx: Context) -> tuple:
     st = ctx.stencil
     return (ctx.impl.name, ctx.unit, st.name, st.shape, st.dims, st.radius, tuple(st.offsets) if st.shape == "custom"
             else None, ctx.fuse, ctx.dtype, ctx.precision, str(ctx.mma), ctx.gpu.name, str(ctx.gpu.path),
-            ctx.grid)
+            ctx.grid, ctx.kernel)
 
 
 def _derive(ctx: Context) -> dict:
@@ -416,8 +429,10 @@ HOOKS: dict[str, Callable[[Context], TermValue]] = {
 
 
 def refine(impl: ImplProfile, unit: str, stencil: Stencil, fuse: int, dtype: str, precision: str,
-           mma: MmaShape | None, gpu: GpuSpec, grid: tuple[int, int, int] | None = None) -> Refinement:
-    """The refined terms of ``impl`` running ``stencil`` fused ``fuse`` times, or why they do not apply."""
+           mma: MmaShape | None, gpu: GpuSpec, grid: tuple[int, int, int] | None = None,
+           kernel: str = "") -> Refinement:
+    """The refined terms of ``impl`` running ``stencil`` fused ``fuse`` times, or why they do not apply.
+    ``kernel``: a recorded run's kernel description, whose configuration replaces the default plan."""
     terms = unit_terms(unit)
 
     def base(why: str) -> Refinement:
@@ -431,7 +446,7 @@ def refine(impl: ImplProfile, unit: str, stencil: Stencil, fuse: int, dtype: str
     if impl.tiling.launch == "kernel" and gpu.multiprocessors is None:
         return base(f"{gpu.name}'s spec has no multiprocessors section (SMs, shared memory, clock), so the "
                     f"refined model cannot size {impl.name}'s occupancy: the base model applies")
-    ctx = Context(impl, impl.tiling, unit, stencil, fuse, dtype, precision, mma, gpu, grid)
+    ctx = Context(impl, impl.tiling, unit, stencil, fuse, dtype, precision, mma, gpu, grid, kernel)
     limit_term = next(term for term in terms if term.hook == "depth_limit")
     limit = HOOKS["depth_limit"](ctx)
     if fuse > limit.value:  # the other terms need a plan this depth does not have

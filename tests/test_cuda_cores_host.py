@@ -11,6 +11,8 @@ bits (a kernel that reads shared memory written in the same interval would not);
 shared memory starts as NaN and the output field is poisoned, so a read of an
 unwritten slot or an output nobody wrote fails the check.
 """
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -90,7 +92,11 @@ KNOBS_3D = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1)
             (Stencil.box(3, 1), 2, "double", {"prefetch": 3}), (Stencil.box(3, 1), 3, "float", {"rows": 32}),
             (Stencil.box(3, 1), 2, "double", {"v": 2, "cols": 64, "rows": 24, "trap": True}),
             (Stencil.star(3, 1), 3, "double", {"trap": True, "prefetch": 2}),
-            (Stencil.box(3, 2), 2, "float", {"trap": True, "prefetch": 4, "v": 2, "cols": 32, "rows": 20})]
+            (Stencil.box(3, 2), 2, "float", {"trap": True, "prefetch": 4, "v": 2, "cols": 32, "rows": 20}),
+            (Stencil.box(3, 1), 3, "float", {"rows_per_thread": 2, "trap": True, "v": 2, "rows": 24, "prefetch": 2}),
+            (Stencil.box(3, 1), 2, "double", {"rows_per_thread": 3, "rows": 18}),
+            (Stencil.star(3, 1), 2, "float", {"rows_per_thread": 2, "trap": True, "prefetch": 3}),
+            (Stencil.box(3, 2), 1, "double", {"rows_per_thread": 4, "rows": 24, "trap": True, "v": 2})]
 
 
 def _ids(v):
@@ -205,18 +211,37 @@ def test_trimmed_rows_cut_the_fmas_as_counted_by_hand(host_kernels):
 
     st = Stencil.box(3, 1)
     w = random_weights(st.mask(), np.random.default_rng(3))
-    full = host_kernels(st, 3, "double", "fp64", w)
+    full = host_kernels(st, 3, "double", "fp64", w, trap=False)
     trim = host_kernels(st, 3, "double", "fp64", w, trap=True)
-    assert computed_rows(trim.plan, per_warp=False) == 36 / 48
-    assert computed_rows(trim.plan, per_warp=True) == 40 / 48
+    assert computed_rows(trim.plan, per_warp=False) == Fraction(36, 48)
+    assert computed_rows(trim.plan, per_warp=True) == Fraction(40, 48)
     x = data((11, 29, 70), "double")
     a, b = run_sweep(full, x), run_sweep(trim, x)
     assert np.array_equal(a, b)  # the same operations on every row that reaches an output
     assert trim.kernel.fmas * 48 == full.kernel.fmas * 36
 
 
+def test_rows_per_thread_trim_in_whole_threads_as_counted_by_hand(host_kernels):
+    """Box-3D1R x3, 64 x 16 tile, 2 rows per thread (16 x 8 threads, 2 thread rows = 4 tile rows per warp): a
+    thread computes step s if either of its rows lies in [s, 16 - s): 16 + 12 + 12 of 3 x 16 rows per thread;
+    every warp has a row inside at every step (48 of 48).  Same bits as one row per thread, 2 rows per thread."""
+    from tcadvisor.gpu.plans import computed_rows
+
+    st = Stencil.box(3, 1)
+    w = random_weights(st.mask(), np.random.default_rng(3))
+    one = host_kernels(st, 3, "double", "fp64", w, trap=True)
+    two = host_kernels(st, 3, "double", "fp64", w, trap=True, rows_per_thread=2)
+    assert two.plan.block == (16, 8, 1) and two.plan.tile == {"x": 64, "y": 16}
+    assert computed_rows(two.plan, per_warp=False) == Fraction(40, 48)
+    assert computed_rows(two.plan, per_warp=True) == 1
+    x = data((11, 29, 70), "double")
+    assert np.array_equal(run_sweep(one, x), run_sweep(two, x))
+    assert two.kernel.fmas * 36 == one.kernel.fmas * 40
+
+
 @pytest.mark.parametrize("options, message", [
-    ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes")])
+    ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes"),
+    ({"rows_per_thread": 5}, "1 to 4 rows"), ({"rows_per_thread": 3, "rows": 16}, "whole columns and rows")])
 def test_knobs_outside_their_kernel_are_refused(options, message):
     from tcadvisor.gpu.plans import plan_cuda_cores
 

@@ -29,8 +29,8 @@ def recorded_runs(folder=RESULTS[0]):
 def plan_of(row):
     st = parse_stencil(row["stencil"])
     fuse, precision = int(row["fuse"]), row["precision"]
-    if row["unit"] == "cuda_core":
-        return plans.plan_cuda_cores(st, fuse, precision)
+    if row["unit"] == "cuda_core":  # the configuration the run printed (defaults have moved since)
+        return plans.recorded_cuda_core_plan(st, fuse, precision, row["kernel"])
     if row["unit"] == "tensor_core":
         return plans.plan_tensor_cores(st, fuse, precision, MmaShape.parse(row["mma"]))
     return plans.plan_sparse_tensor_cores(st, fuse, precision)
@@ -100,20 +100,25 @@ def test_register_estimate_against_the_compiled_counts():
     ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="float", K_RX=3, K_RY=0, K_T=7, K_STAR=0, K_V=2, K_NT=256, K_NR=2),
      lambda: plans.plan_cuda_cores(Stencil.box(1, 3), 7, "fp32")),
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="double", K_R=1, K_T=5, K_STAR=0, K_V=4, K_BX=16, K_BY=32),
-     lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64")),
+     lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64", v=4, cols=64, rows=32)),
+    ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="float", K_R=1, K_T=4, K_STAR=0, K_V=4, K_BX=34, K_BY=12, K_W=2),
+     lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 4, "fp32", v=4, cols=136, rows=24, rows_per_thread=2)),
 ])
 def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):
     """The CUDA file's own layout macros, compiled on the host, give the planner's row and plane buffers."""
     p = plan()
     assert {k: str(v) for k, v in p.defines}.items() >= {k: str(v) for k, v in defines.items()}.items()
     lines = [line for line in open(os.path.join(ROOT, "kernels", source))
-             if re.match(r"^(typedef|#define [A-Z_]+ )", line) and not line.rstrip().endswith("\\")]
+             if re.match(r"^(typedef|#define [A-Z_]+ )", line) and not line.rstrip().endswith("\\")
+             and not line.startswith("#define K_")]  # the kernel's #ifndef defaults: given with -D here
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "layout.cpp")
         with open(src, "w") as f:
             f.write("#include <cstdio>\n" + "".join(lines) + f'int main() {{ printf("%d", (int)({macro})); }}\n')
         exe = os.path.join(tmp, "layout")
-        subprocess.run(["g++", *[f"-D{k}={v}" for k, v in defines.items()], "-o", exe, src], check=True)
+        optional = {"K_W": 1} if source == "cuda_cores_3d.cu" else {}  # the kernel's #ifndef defaults
+        subprocess.run(["g++", *[f"-D{k}={v}" for k, v in {**optional, **defines}.items()], "-o", exe, src],
+                       check=True)
         value = int(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
     assert value == p.options[macro.lower()]
     size = 8 if defines["K_REAL"] == "double" else 4
@@ -146,7 +151,7 @@ def test_occupancy_follows_shared_memory_registers_and_threads():
 
 
 def test_launch_bounds_cap_the_register_estimate():
-    wide = plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64")  # 16 x 32 threads: at most 128 registers each
+    wide = plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64", v=4, cols=64, rows=32)  # at most 128 registers
     assert wide.threads == 512 and wide.register_cap == 128 and wide.registers <= 128
     assert wide.occupancy(H100).blocks == 1
 

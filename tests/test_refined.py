@@ -51,7 +51,7 @@ def recorded(folder: str):
         grid = (1,) * (3 - st.dims) + tuple(int(v) for v in m.grid.split("x"))
         args = (st, m.dtype, m.unit, m.fuse, spec, Fraction(m.alpha_exact) if m.alpha_exact else None,
                 find_impl(PROFILES[m.unit]), MmaShape.parse(m.mma) if m.mma else None)
-        out.append((m, predict(*args, model="base"), predict(*args, model="refined", grid=grid)))
+        out.append((m, predict(*args, model="base"), predict(*args, model="refined", grid=grid, kernel=m.kernel)))
     return out
 
 
@@ -387,12 +387,13 @@ def test_knobs_of_the_3d_kernel_reach_the_terms():
     prof = find_impl("tcadvisor-cc")
     st = Stencil.box(3, 1)
     ctx = refinement.Context(prof, prof.tiling, "cuda_core", st, 3, "double", "fp64", None, H100C)
-    base, *_ = refinement.plan_inputs(ctx)
+    plain = plans.plan_cuda_cores(st, 3, "fp64", trap=False)  # 16 x 16 threads, no knob on
+    base, *_ = refinement.plan_inputs(ctx, plan=plain)
     trimmed, *_ = refinement.plan_inputs(ctx, plan=plans.plan_cuda_cores(st, 3, "fp64", trap=True))
     ahead, *_ = refinement.plan_inputs(ctx, plan=plans.plan_cuda_cores(st, 3, "fp64", prefetch=2))
     # 16 x 16 threads, 2 rows per warp: 8 + 6 + 6 of 3 x 8 warp rows issue (rows [1,15), [2,14), [3,13))
     assert trimmed[model.a_y] == pytest.approx(base[model.a_y] * 40 / 48)
     assert ahead[model.q_b] == 2 * base[model.q_b] and ahead[model.a_y] == base[model.a_y]
-    _, _, few, _ = refinement.plan_inputs(ctx, registers=64)
-    _, _, many, _ = refinement.plan_inputs(ctx, registers=200)
+    _, _, few, _ = refinement.plan_inputs(ctx, plan=plain, registers=64)
+    _, _, many, _ = refinement.plan_inputs(ctx, plan=plain, registers=200)
     assert few.blocks > many.blocks

@@ -55,8 +55,8 @@ class CudaCoreKernel(BundledKernel):
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
-                 rows_per_iter: int | None = None, rows: int | None = None, trap: bool = False,
-                 prefetch: int = 1):
+                 rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
+                 prefetch: int | None = None, rows_per_thread: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -66,7 +66,7 @@ class CudaCoreKernel(BundledKernel):
         self.real = self.REAL[precision]
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
-                                          rows=rows, trap=trap, prefetch=prefetch)
+                                          rows=rows, trap=trap, prefetch=prefetch, rows_per_thread=rows_per_thread)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
@@ -78,7 +78,7 @@ class CudaCoreKernel(BundledKernel):
             self.kernel = self.mod.get_function("cc_stream2d")
             layout = ("k_rowbuf", plan.options["rowbuf"])
         else:
-            self.bx, self.by = plan.options["bx"], plan.options["by"]
+            self.bx, self.by = plan.block[0], plan.block[1]  # threads along x and y
             self.rows, self.tyo = plan.tile["y"], plan.outputs["y"]
             self.kernel = self.mod.get_function("cc_stream3d")
             layout = ("k_planebuf", plan.options["planebuf"])
@@ -169,6 +169,7 @@ class CudaCoreKernel(BundledKernel):
         opts = self.plan.options
         layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration" if self.stencil.dims <= 2
                   else f"{self.bx}x{self.by} threads x {self.v} columns"
+                  + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")
                   + (", rows trimmed per step" if opts.get("trap") else "")
                   + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else ""))
         return f"{layout}, halo {self.halo}, {self.smem // 1024} KiB shared, {self.kernel.num_regs} registers"

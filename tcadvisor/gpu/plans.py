@@ -23,7 +23,9 @@ What a plan knows before compiling, and what it estimates:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ..errors import TcAdvisorError
 from ..hardware_spec import Multiprocessors
@@ -48,6 +50,20 @@ DEFAULT_ROWS_PER_ITER = 2
 #: double t = 13 695 vs 417 GStencils/s, t = 7 736 vs 652; float t = 8 1159 vs 956); FP32 also takes the wide
 #: strips from that depth.
 ONE_ROW_FROM = {"fp64": 7, "fp32": 8}
+#: 3D CUDA-core kernel, radius-1 stencils: the measured best configuration of the H100 scans per precision and
+#: depth, as (columns per thread v, tile columns, tile rows, rows per thread, input planes in flight), rows trimmed
+#: per step in every one (Box-3D1R on 512^3, every configuration checked against the float64 reference:
+#: validation/results/h100-sxm-2026-11-24/cc3d-wide/ and cc3d-focus/).  Tile columns and rows of 64 + 2t or
+#: 128 + 2t give 64 or 128 outputs, which tile power-of-two grids without a partly empty last tile.  Other radii
+#: and deeper fusion keep the rule below (v = 4 halved until the pending sums fit, 64 columns, 16 or 32 rows).
+CC3D_DEFAULTS = {
+    ("fp64", 1): (2, 130, 24, 2, 2), ("fp64", 2): (4, 68, 36, 2, 1), ("fp64", 3): (4, 64, 24, 1, 1),
+    ("fp64", 4): (4, 64, 32, 2, 1), ("fp64", 5): (4, 64, 24, 1, 2), ("fp64", 6): (4, 64, 24, 1, 2),
+    ("fp64", 7): (4, 64, 16, 1, 2),
+    ("fp32", 1): (2, 130, 18, 2, 2), ("fp32", 2): (4, 68, 36, 2, 1), ("fp32", 3): (2, 64, 30, 3, 1),
+    ("fp32", 4): (2, 64, 48, 4, 1), ("fp32", 5): (2, 74, 42, 2, 1), ("fp32", 6): (2, 64, 40, 2, 2),
+    ("fp32", 7): (2, 78, 30, 2, 2),
+}
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
@@ -249,7 +265,7 @@ class LaunchPlan:
         if self.unit == "cuda_core":
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
             columns = grid[0] * (grid[1] if self.dims == 3 else 1)
-            return float(self.options["flops_per_update"]) * self.fuse * area * slices * columns
+            return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
         ni = ny if self.dims == 3 else 1
         mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
         return mmas * 2.0 * self.mma.macs
@@ -274,7 +290,7 @@ class LaunchPlan:
             reach = 2 * (self.options["ry"] if self.dims <= 2 else self.options["r"]) * t
             held_x = math.ceil(nx / self.outputs["x"]) * self.tile["x"] / nx
             held_y = math.ceil(ny / self.outputs["y"]) * self.tile["y"] / ny if self.dims == 3 else 1.0
-            held_y *= computed_rows(self, per_warp=True)  # rows a step skips cost nothing
+            held_y *= float(computed_rows(self, per_warp=True))  # rows a step skips cost nothing
         else:
             reach = self.options["ns"] - 1
             held_x = math.ceil(nx / self.outputs["x"]) * self.outputs["x"] / nx  # MMAs cover whole warp tiles
@@ -288,8 +304,8 @@ class LaunchPlan:
 
 
 def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
-                    rows_per_iter: int | None = None, rows: int | None = None, trap: bool = False,
-                    prefetch: int = 1) -> LaunchPlan:
+                    rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
+                    prefetch: int | None = None, rows_per_thread: int | None = None) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
@@ -297,7 +313,12 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     per thread keep enough blocks resident; wide ones pay off at deep fusion).
     3D: tiles of ``cols`` = bx·v × ``rows`` = by points of the xy-plane streamed
     along z; ``trap`` computes each step only on the rows that can reach a valid
-    output, ``prefetch`` input planes are in flight per thread (3D only).
+    output, ``prefetch`` input planes are in flight per thread, each thread owns
+    ``rows_per_thread`` adjacent rows (by = rows / rows_per_thread threads along y;
+    fewer shared-memory loads per FMA) (3D only).  A 3D plan asked for with no
+    knob at all takes :data:`CC3D_DEFAULTS` where it has an entry; a knob given
+    leaves the others at their plain defaults (no trimming, one plane in flight,
+    one row per thread), so that a scan varies one thing at a time.
     """
     if precision not in ("fp64", "fp32"):
         raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
@@ -307,12 +328,21 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     real = {"fp64": "double", "fp32": "float"}[precision]
     size = ELEMENT_BYTES[precision]
     words = _WORDS[precision]
-    if stencil.dims <= 2 and (rows is not None or trap or prefetch != 1):
-        raise TcAdvisorError("rows, trap and prefetch are options of the 3D CUDA-core kernel")
+    if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
+        raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
+    if (stencil.dims == 3 and r == 1 and (precision, t) in CC3D_DEFAULTS
+            and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))):
+        v, cols, rows, rows_per_thread, prefetch = CC3D_DEFAULTS[precision, t]
+        trap = True
+    trap = bool(trap)
+    prefetch = 1 if prefetch is None else prefetch
+    rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
     if stencil.dims == 3 and rows_per_iter is not None:
         raise TcAdvisorError("rows_per_iter is an option of the 1D/2D CUDA-core kernel")
     if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
         raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
+    if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
+        raise TcAdvisorError(f"rows_per_thread = {rows_per_thread}: the 3D CUDA-core kernel gives a thread 1 to 4 rows")
     if stencil.dims <= 2:
         ry = r if stencil.dims == 2 else 0
         dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
@@ -348,48 +378,81 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         while v > 1 and t * 2 * r * v > PEND_LIMIT:
             v //= 2
     cols = 64 if cols is None else cols
+    w = int(rows_per_thread)
     by = (16 if halo <= 4 else 32) if rows is None else rows
-    if v < 1 or cols % v or by < 1:
-        raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns per thread: cols = {cols}, v = {v}, "
-                             f"rows = {by}")
-    bx = cols // v
+    if v < 1 or cols % v or by < 1 or by % w:
+        raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns and rows per thread: cols = {cols}, "
+                             f"v = {v}, rows = {by}, rows_per_thread = {w}")
+    bx, byt = cols // v, by // w
     txo, tyo = cols - 2 * halo, by - 2 * halo
-    if txo <= 0 or tyo <= 0 or bx * by > 1024:
+    if txo <= 0 or tyo <= 0 or bx * byt > 1024:
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                              f"3D CUDA-core kernel's {cols} x {by} tiles of at most 1024 threads "
                              "(use a smaller fusion depth)")
     planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
     smem = t * 2 * planebuf * size
-    live = (t * 2 * r * v + prefetch * v + (2 * r + 1) * (v + 2 * r) + v) * words
-    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", by))
-    defines += (("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
-    return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * by, (bx, by, 1), smem,
+    live = (t * 2 * r * v * w + prefetch * v * w + (2 * r + w) * (v + 2 * r) + v * w) * words
+    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
+    defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
+                + (("K_W", w),) * (w != 1))
+    return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * byt, (bx, byt, 1), smem,
                       {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
-                      options={"v": v, "bx": bx, "by": by, "r": r, "planebuf": planebuf, "trap": bool(trap),
+                      options={"v": v, "bx": bx, "by": by, "w": w, "r": r, "planebuf": planebuf, "trap": bool(trap),
                                "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K})
 
 
-def computed_rows(plan: LaunchPlan, per_warp: bool) -> float:
+_CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
+                        r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
+_CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration, halo")
+
+
+def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, description: str) -> LaunchPlan:
+    """The plan of a recorded CUDA-core run, from the line the kernel printed about itself
+    (:meth:`tcadvisor.gpu.cuda_cores.CudaCoreKernel.describe`, kept in every result file).
+
+    Defaults change as scans find better configurations; a run recorded before
+    such a change was made with the configuration its description names, not
+    with today's default, and the model is evaluated (and fitted) on that one.
+    """
+    if stencil.dims == 3:
+        m = _CC3D_TEXT.match(description)
+        if m:
+            bx, by, v = int(m[1]), int(m[2]), int(m[3])
+            # "AxB threads x V columns x W rows": B threads along y, tiles of B·W rows.  The first runs with
+            # rows per thread (2026-11-24, before the fix) printed "AxB threads ..., W rows per thread" with B
+            # the tile's rows instead.
+            w = int(m[4] or m[7] or 1)
+            rows = by * w if m[4] else by
+            return plan_cuda_cores(stencil, fuse, precision, v=v, cols=bx * v, rows=rows, trap=bool(m[5]),
+                                   prefetch=int(m[6] or 1), rows_per_thread=w)
+    else:
+        m = _CC2D_TEXT.match(description)
+        if m:
+            nt, v, nr = int(m[1]), int(m[2]), int(m[3])
+            return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr)
+    raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
+
+
+def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
     """Fraction of a 3D CUDA-core tile's rows computed, averaged over the t steps (1 without ``trap``).
 
-    With ``trap`` step s computes rows [r·s, by − r·s).  Per thread that is what
-    executes (and what Nsight Compute's thread-level FMA counts see); per warp
-    (``per_warp``), a warp issues the step if any of its rows is computed, which
-    is what costs issue slots and FMA-pipe cycles.
+    With ``trap`` step s computes rows [r·s, by − r·s), in units of a thread's
+    ``w`` rows (a thread computes all of its rows if any lies inside).  Per thread
+    that is what executes (and what Nsight Compute's thread-level FMA counts see);
+    per warp (``per_warp``), a warp issues the step if any of its rows is computed,
+    which is what costs issue slots and FMA-pipe cycles.  Exact (a Fraction), so
+    that the executed FLOPs are whole numbers like the FMAs a kernel counts.
     """
     if plan.unit != "cuda_core" or plan.dims != 3 or not plan.options.get("trap"):
-        return 1.0
+        return Fraction(1)
     bx, by, r, t = plan.options["bx"], plan.options["by"], plan.options["r"], plan.fuse
-    rows_per_warp = max(1, 32 // bx)
+    w = plan.options.get("w", 1)
+    unit = max(1, 32 // bx) * w if per_warp else w  # rows issued together
     total = 0
     for s in range(1, t + 1):
         lo, hi = r * s, by - r * s
-        if per_warp:
-            total += sum(min(by, w + rows_per_warp) - w for w in range(0, by, rows_per_warp)
-                         if w + rows_per_warp > lo and w < hi)
-        else:
-            total += hi - lo
-    return total / (t * by)
+        total += sum(min(by, y + unit) - y for y in range(0, by, unit) if y + unit > lo and y < hi)
+    return Fraction(total, t * by)
 
 
 def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:

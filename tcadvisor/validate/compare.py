@@ -51,12 +51,13 @@ def outcome(ratio: float | None, band: float) -> str | None:
 
 
 def predict(stencil, dtype: str, unit: str, fuse: int, spec: GpuSpec, alpha: Fraction | None = None, impl=None,
-            mma=None, model: str = "base", grid: tuple[int, int, int] | None = None):
+            mma=None, model: str = "base", grid: tuple[int, int, int] | None = None, kernel: str = ""):
     """The model's :class:`~tcadvisor.advisor.Option` for a bundled-kernel configuration.
 
     ``alpha`` is the kernel's own (counted from the operands it uploads); ``impl`` the profile
     (default: the unit's bundled profile); ``model`` the variant, ``grid`` ((nz, ny, nx)) the
-    grid the refined terms are derived for.  The runner's ``RunResult.prediction`` is the same
+    grid the refined terms are derived for, ``kernel`` the run's kernel description (its configuration,
+    where the defaults have moved since).  The runner's ``RunResult.prediction`` is the same
     computation; this one serves recorded measurements and ``advise --run``.
     """
     from ..advisor import AlphaChoice, evaluate_unit
@@ -71,7 +72,7 @@ def predict(stencil, dtype: str, unit: str, fuse: int, spec: GpuSpec, alpha: Fra
     cc_precision, _ = cc_impl.precision_for(dtype, spec)
     cc_peak = spec.peak("cuda_core", cc_precision) if cc_precision else None
     return evaluate_unit(unit, impl, stencil, dtype, spec, [fuse], choice, cc_peak, model=model,
-                         cc_impl=cc_impl if cc_precision else None, grid=grid)[0]
+                         cc_impl=cc_impl if cc_precision else None, grid=grid, kernel=kernel)[0]
 
 
 #: The bundled profile of each unit, where the registry does not say (see tcadvisor.gpu.registry).
