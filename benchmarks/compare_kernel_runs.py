@@ -35,7 +35,13 @@ def main(argv=None) -> int:
              f"{len(common)} configurations in both runs ({len(old)} and {len(new)} rows); new / old GStencils/s: "
              f"median {statistics.median(r for r, _ in ratios):.3f}, lowest {ratios[0][0]:.3f}, "
              f"highest {ratios[-1][0]:.3f}; {sum(r < 1 for r, _ in ratios)} slower.", "",
-             "| new / old | impl | stencil | dtype | t | old GSt/s | new GSt/s |", "|---|---|---|---|---|---|---|"]
+             "| impl | unit | configurations | median | lowest | highest |", "|---|---|---|---|---|---|"]
+    groups = {}
+    for r, k in ratios:
+        groups.setdefault((k[0], k[1]), []).append(r)
+    for (impl, unit), rs in sorted(groups.items()):
+        lines.append(f"| {impl} | {unit} | {len(rs)} | {statistics.median(rs):.3f} | {min(rs):.3f} | {max(rs):.3f} |")
+    lines += ["", "| new / old | impl | stencil | dtype | t | old GSt/s | new GSt/s |", "|---|---|---|---|---|---|---|"]
     shown = ratios[:args.show] + [x for x in ratios[-args.show:] if x not in ratios[:args.show]]
     for r, k in shown:
         lines.append(f"| {r:.3f} | {k[0]} | {k[2]} | {k[3]} | {k[5]} | {float(old[k]['gstencils']):.1f} | "

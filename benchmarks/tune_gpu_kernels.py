@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc3d|tc|tc-loads|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc3d|tc|tc-loads|sptc]
 """
 from __future__ import annotations
 
@@ -85,6 +85,52 @@ def variants_cc_deep():
     return out
 
 
+def variants_cc_async():
+    """2D CUDA cores with the next input rows copied into shared memory by cp.async (K_ASYNC) against the
+    register path, at the default tile, at the depths the 2026-11-24 benchmark measured best and a few more."""
+    out = []
+    cases = (("Box-2D1R", "double", (2, 4, 7, 10, 12, 13)), ("Box-2D1R", "float", (3, 6, 8, 10, 14, 16)),
+             ("Star-2D1R", "double", (6, 9)), ("Star-2D1R", "float", (10, 14)), ("Box-2D2R", "double", (3, 6)),
+             ("Box-2D2R", "float", (4, 8)), ("Box-2D3R", "double", (2,)), ("Box-2D3R", "float", (5,)))
+    for name, dtype, depths in cases:
+        for t in depths:
+            for asy in (False, True):
+                out.append((name, dtype, "10240x10240", "cuda_core", t, None, {"async_copy": asy}))
+    return out
+
+
+def variants_cc_async_fp64():
+    """After variants_cc_async (FP64 radius 1 gained at most depths, FP32 and radius 2 mostly lost): every depth
+    of Box-2D1R and Star-2D1R in FP64, both ways."""
+    return [(name, "double", "10240x10240", "cuda_core", t, None, {"async_copy": asy})
+            for name in ("Box-2D1R", "Star-2D1R") for t in range(1, 17) for asy in (False, True)]
+
+
+def variants_cc_async_tiles():
+    """With rows copied asynchronously no registers hold the next rows, so more rows per iteration cost only
+    shared memory: strip widths and rows per iteration at the FP64 depths near the best, Box-2D1R and
+    Star-2D1R; FP32 at its best depths with the async copies as well."""
+    out = []
+    for name in ("Box-2D1R", "Star-2D1R"):
+        for t in (9, 10, 11, 12):
+            for v, cols, nr in ((2, 256, 1), (2, 256, 2), (1, 128, 1), (1, 128, 2), (2, 512, 1), (2, 128, 1)):
+                out.append((name, "double", "10240x10240", "cuda_core", t, None,
+                            {"v": v, "cols": cols, "rows_per_iter": nr, "async_copy": True}))
+    for t in (14, 16):
+        for v, cols, nr in ((4, 1024, 1), (4, 1024, 2), (2, 512, 1), (2, 512, 2)):
+            out.append(("Box-2D1R", "float", "10240x10240", "cuda_core", t, None,
+                        {"v": v, "cols": cols, "rows_per_iter": nr, "async_copy": True}))
+    return out
+
+
+def variants_cc_strips_fp64():
+    """Box-2D1R FP64 with the async copies at t = 10..13: strip widths between and beyond 256 and 512 columns
+    (the 2026-11-24 benchmark's best, 895 at t = 12 with 512, sits just under the issue's 900)."""
+    return [("Box-2D1R", "double", "10240x10240", "cuda_core", t, None,
+             {"v": 2, "cols": cols, "rows_per_iter": 1, "async_copy": True})
+            for t in (10, 11, 12, 13) for cols in (320, 384, 448, 512, 640, 768)]
+
+
 def variants_sptc():
     """Sparse Tensor Core kernel: slices loaded ahead, weights in registers or L1, warps and register caps,
     on the issue's performance cases (Box-2D3R and Box-2D1R fused x3, FP16 and TF32)."""
@@ -113,7 +159,7 @@ def variants_tc_loads():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "cc-deep", "cc3d", "tc", "tc-loads", "sptc"])
+    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc3d", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
@@ -126,6 +172,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     small = {2: "61x203", 3: "9x11x77"}
     chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
+              "cc-async": variants_cc_async, "cc-async-fp64": variants_cc_async_fp64,
+              "cc-async-tiles": variants_cc_async_tiles, "cc-strips-fp64": variants_cc_strips_fp64,
               "cc3d": lambda: variants_cc3d(args.candidates)}.get(
         args.only, lambda: variants(args.only))()
     chosen = [c for c in chosen if args.dtype in (None, c[1])]

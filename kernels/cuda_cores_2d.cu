@@ -11,10 +11,19 @@
 // rows go through shared memory too, so that the next iteration writes them to
 // global memory coalesced (thread tid stores columns tid, tid + NT, ...).
 //
+// K_ASYNC = 1 copies the next iteration's input rows global -> shared with
+// cp.async, issued at the top of the iteration and waited for before its
+// barrier.  The register path (K_ASYNC = 0) loads them into registers there
+// too, but the compiler may sink those loads towards their store at the end of
+// the iteration (it does under register pressure: nvcc 13 for sm_90 places them
+// after most of the T steps), which leaves their latency exposed; a copy into
+// shared memory needs no registers and cannot be sunk.
+//
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
 // K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
-// thread), K_NT (threads per block), K_NR (rows per iteration).  Weights live in __constant__
-// memory, so every FMA takes its weight straight from the constant bank.
+// thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC (optional,
+// default 0).  Weights live in __constant__ memory, so every FMA takes its weight
+// straight from the constant bank.
 // Shared rows are stored "by residue": element L sits at (L % V)*SUBLEN + L / V,
 // which makes both the thread-contiguous reads and the coalesced writes
 // bank-conflict free.
@@ -27,6 +36,9 @@ typedef K_REAL real;
 #define V K_V
 #define NT K_NT
 #define NR K_NR
+#ifndef K_ASYNC
+#define K_ASYNC 0
+#endif
 
 #define KW (2 * RX + 1)
 #define KH (2 * RY + 1)
@@ -51,6 +63,27 @@ extern "C" __constant__ int k_rowbuf = ROWBUF;
 
 __device__ __forceinline__ constexpr bool tap(int a, int b) { return STAR ? (a == RY || b == RX) : true; }
 __device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
+
+// One element global -> shared without registers (cp.async; `ok` false zero-fills), and the wait for all of a
+// thread's copies.  The host emulation of the tests (tests/host_cuda/emu.h) defers each copy to the wait.
+__device__ __forceinline__ void copy_async(real* dst, const real* src, bool ok) {
+#if defined(__CUDA_ARCH__)
+    unsigned s;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"((int)sizeof(real)),
+                 "r"(ok ? (int)sizeof(real) : 0)
+                 : "memory");
+#elif defined(TCADVISOR_HOST_EMU)
+    emu::cp_async(dst, src, sizeof(real), ok ? sizeof(real) : 0);
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#elif defined(TCADVISOR_HOST_EMU)
+    emu::cp_async_wait_all();
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(NT)
 cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
@@ -91,6 +124,17 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr)                            \
         _Pragma("unroll") for (int k = 0; k < V; ++k) (buf)[rr * ROWBUF + sidx(tid + k * NT + RX)] = ld[rr][k]; \
     }
+    // The same rows copied straight into shared memory (K_ASYNC); rows outside the field are zero-filled.
+#define COPY_ROWS(q, buf)                                                            \
+    {                                                                                \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int prow_ = Gy + (q) + rr;                                         \
+            const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
+            const real* src_ = in + (long long)(ok_ ? prow_ : 0) * pitch + colbase;  \
+            _Pragma("unroll") for (int k = 0; k < V; ++k)                            \
+                copy_async(&(buf)[rr * ROWBUF + sidx(tid + k * NT + RX)], src_ + tid + k * NT, ok_); \
+        }                                                                            \
+    }
 #define BUF(s_, par_) (smem + (((s_) * 2 + (par_)) * NR) * ROWBUF)
     // Coalesced store of the rows finished in iteration it_ (they sit in slot T, parity it_ & 1).
 #define STORE_OUT(it_)                                                               \
@@ -117,7 +161,11 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
     // First output row of iteration i: Y0 + (i - T + 1)*NR - 2*RY*T (see the header).
     const int n_iter = (Y1 - Y0 + 2 * RY * T + NR - 1) / NR + T - 1;
     for (int i = 0; i < n_iter; ++i) {
+#if K_ASYNC
+        COPY_ROWS(Y0 - RY * T + (i + 1) * NR, BUF(0, (i + 1) & 1));  // read by nobody in this iteration
+#else
         LOAD_ROWS(Y0 - RY * T + (i + 1) * NR);  // the next iteration's input rows, in flight meanwhile
+#endif
 #pragma unroll
         for (int s = 1; s <= T; ++s) {
             const real* src = BUF(s - 1, (s == 1) ? (i & 1) : ((i - 1) & 1));
@@ -157,7 +205,11 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
             }
         }
         if (i > 0) STORE_OUT(i - 1);
+#if K_ASYNC
+        copy_async_wait();
+#else
         STORE_ROWS(BUF(0, (i + 1) & 1));
+#endif
         __syncthreads();
     }
     STORE_OUT(n_iter - 1);

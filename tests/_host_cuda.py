@@ -101,7 +101,8 @@ class HostFunction:
         rc = self.module.lib.emu_launch(*(ctypes.c_uint(v) for v in g + b), ctypes.c_ulong(shared_mem), argv,
                                         ctypes.c_int(int(self.reverse)))
         if rc:
-            raise RuntimeError("host emulation could not allocate thread stacks")
+            raise RuntimeError({1: "host emulation could not allocate thread stacks",
+                                2: "a thread ended with asynchronous copies it never waited for"}.get(rc, f"rc {rc}"))
         self.fmas = self.module.fma_count() - before  # fused multiply-adds the last launch executed
 
 

@@ -86,8 +86,9 @@ CASES_2D = [(Stencil.box(2, 1), t, dtype) for t in (1, 3, 8, 12) for dtype in ("
     (Stencil.star(2, 1), 9, "double"), (Stencil.box(2, 3), 2, "float"), (Stencil.box(1, 2), 4, "double")]
 
 
-#: The 3D kernel's knobs (the GPU scan chooses among them): trimmed rows, planes in flight, tile shapes.
-KNOBS_3D = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3, "float", {"trap": True}),
+#: The knobs (the GPU scans choose among them): 3D trimmed rows, planes in flight, rows per thread, tile shapes;
+#: 1D/2D input rows copied into shared memory with cp.async (deferred to the wait by the emulation).
+KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3, "float", {"trap": True}),
             (Stencil.box(3, 1), 5, "double", {"trap": True, "prefetch": 2}),
             (Stencil.box(3, 1), 2, "double", {"prefetch": 3}), (Stencil.box(3, 1), 3, "float", {"rows": 32}),
             (Stencil.box(3, 1), 2, "double", {"v": 2, "cols": 64, "rows": 24, "trap": True}),
@@ -96,7 +97,10 @@ KNOBS_3D = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1)
             (Stencil.box(3, 1), 3, "float", {"rows_per_thread": 2, "trap": True, "v": 2, "rows": 24, "prefetch": 2}),
             (Stencil.box(3, 1), 2, "double", {"rows_per_thread": 3, "rows": 18}),
             (Stencil.star(3, 1), 2, "float", {"rows_per_thread": 2, "trap": True, "prefetch": 3}),
-            (Stencil.box(3, 2), 1, "double", {"rows_per_thread": 4, "rows": 24, "trap": True, "v": 2})]
+            (Stencil.box(3, 2), 1, "double", {"rows_per_thread": 4, "rows": 24, "trap": True, "v": 2}),
+            (Stencil.box(2, 1), 3, "double", {"async_copy": True}), (Stencil.box(2, 1), 12, "float", {"async_copy": True}),
+            (Stencil.star(2, 1), 5, "double", {"async_copy": True, "rows_per_iter": 3}),
+            (Stencil.box(1, 2), 4, "float", {"async_copy": True})]
 
 
 def _ids(v):
@@ -107,7 +111,7 @@ def _ids(v):
     return str(v)
 
 
-@pytest.mark.parametrize("stencil, fuse, dtype, options", [c + ({},) for c in CASES_3D + CASES_2D] + KNOBS_3D,
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [c + ({},) for c in CASES_3D + CASES_2D] + KNOBS,
                          ids=_ids)
 def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype, options):
     shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 700))

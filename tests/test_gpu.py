@@ -261,6 +261,22 @@ def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
         assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
 
 
+@pytest.mark.parametrize("dtype, t, options", [
+    ("double", 3, {"async_copy": True}), ("float", 12, {"async_copy": True}),
+    ("double", 7, {"async_copy": True, "rows_per_iter": 3, "v": 1, "cols": 128})])
+def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
+    """Input rows copied into shared memory by cp.async (zero-filled outside the field) on odd grids, 1D and 2D,
+    box and star, every sweep checked."""
+    from tcadvisor.gpu.runner import run
+
+    for st, grid in ((Stencil.box(2, 1), "61x203"), (Stencil.star(2, 2), "37x131"), (Stencil.box(1, 1), "999")):
+        if st.radius * t > 16:
+            continue
+        res = run(st, dtype, "cuda_core", fuse=t, grid=grid, steps=2 * t + 1, seed=8, repeats=1, warmup=0,
+                  kernel_options=options)
+        assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
+
+
 @pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1", "3x5", "1x1000", "1000x1"])
 @pytest.mark.parametrize("unit, dtype", [("cuda_core", "double"), ("tensor_core", "double"),
                                          ("tensor_core", "half"), ("sparse_tensor_core", "half"),

@@ -64,6 +64,15 @@ CC3D_DEFAULTS = {
     ("fp32", 4): (2, 64, 48, 4, 1), ("fp32", 5): (2, 74, 42, 2, 1), ("fp32", 6): (2, 64, 40, 2, 2),
     ("fp32", 7): (2, 78, 30, 2, 2),
 }
+#: 2D CUDA-core kernel: the next input rows are copied into shared memory by cp.async (instead of through
+#: registers, whose loads the compiler sinks towards the end of the iteration) in FP64 with a row radius of 1
+#: from this depth on: Box-2D1R and Star-2D1R at t = 1..16 on the H100, both ways in one run, gained at every
+#: t >= 4 (by 1-35 %) and were within 3.1 % either way below; FP32 lost at its best depths, radius 2 lost
+#: (validation/results/h100-sxm-2026-11-24/cc-async/).
+ASYNC_FROM_FP64_R1 = 4
+#: 2D CUDA-core kernel, FP64: depths at which 512-column strips measured faster than 256 with the copies above
+#: (Box-2D1R t = 9: 844 vs 783, t = 12: 894 vs 845 GStencils/s; Star-2D1R was slower with them, so box only).
+WIDE_STRIPS_FP64_BOX_R1 = (9, 12)
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
@@ -305,12 +314,15 @@ class LaunchPlan:
 
 def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
                     rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
-                    prefetch: int | None = None, rows_per_thread: int | None = None) -> LaunchPlan:
+                    prefetch: int | None = None, rows_per_thread: int | None = None,
+                    async_copy: bool | None = None) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
-    per thread keep enough blocks resident; wide ones pay off at deep fusion).
+    per thread keep enough blocks resident; wide ones pay off at deep fusion);
+    ``async_copy`` copies the next input rows into shared memory with cp.async
+    instead of through registers (1D/2D only; default :data:`ASYNC_FROM_FP64_R1`).
     3D: tiles of ``cols`` = bx·v × ``rows`` = by points of the xy-plane streamed
     along z; ``trap`` computes each step only on the rows that can reach a valid
     output, ``prefetch`` input planes are in flight per thread, each thread owns
@@ -337,8 +349,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     trap = bool(trap)
     prefetch = 1 if prefetch is None else prefetch
     rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
-    if stencil.dims == 3 and rows_per_iter is not None:
-        raise TcAdvisorError("rows_per_iter is an option of the 1D/2D CUDA-core kernel")
+    if stencil.dims == 3 and (rows_per_iter is not None or async_copy):
+        raise TcAdvisorError("rows_per_iter and async_copy are options of the 1D/2D CUDA-core kernel")
     if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
         raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
     if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
@@ -346,6 +358,11 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     if stencil.dims <= 2:
         ry = r if stencil.dims == 2 else 0
         dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
+        if (precision == "fp64" and stencil.shape == "box" and stencil.dims == 2 and r == 1
+                and t in WIDE_STRIPS_FP64_BOX_R1):
+            dcols = 512
+        if async_copy is None:
+            async_copy = precision == "fp64" and ry == 1 and t >= ASYNC_FROM_FP64_R1
         if v is None:
             v = dv
             while v > 1 and t * 2 * ry * v * words > PEND_WORDS_2D:
@@ -366,13 +383,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         rowbuf = _cc_rowbuf(cols, r, v, size)
         smem = (t + 1) * 2 * nr * rowbuf * size  # t steps + finished rows, double-buffered
         npend = max(2 * ry, 1)
-        live = (t * npend * v + nr * v + (v + 2 * r) + v) * words
+        live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v) * words
         defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
-                   ("K_NT", nt), ("K_NR", nr))
+                   ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy)
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
-                                   "flops_per_update": 2 * stencil.K})
+                                   "async": bool(async_copy), "flops_per_update": 2 * stencil.K})
     if v is None:
         v = 4
         while v > 1 and t * 2 * r * v > PEND_LIMIT:
@@ -403,7 +420,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
 
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
-_CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration, halo")
+_CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?, halo")
 
 
 def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, description: str) -> LaunchPlan:
@@ -429,7 +446,8 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
         m = _CC2D_TEXT.match(description)
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
-            return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr)
+            return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr,
+                                   async_copy=bool(m[4]))
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 

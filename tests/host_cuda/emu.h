@@ -20,6 +20,7 @@
 // (counted, see below) and the file is compiled with -ffp-contract=off, so float and double results
 // are those of the same operations rounded the same way.
 #pragma once
+#define TCADVISOR_HOST_EMU 1  // the kernels' host fallbacks (e.g. cp.async) use the emulation below
 #include <ucontext.h>
 
 #include <algorithm>
@@ -43,6 +44,9 @@ struct Thread {
     dim3 idx;
     bool done = false;
     char* stack = nullptr;
+    // cp.async: copies issued and not yet waited for (destination, source, bytes, source bytes)
+    struct Copy { void* dst; const void* src; unsigned bytes, src_bytes; };
+    std::vector<Copy> pending;
 };
 inline ucontext_t scheduler;
 inline Thread* current = nullptr;
@@ -79,6 +83,8 @@ inline int run_block(std::vector<Thread>& threads, bool reverse) {
             swapcontext(&scheduler, &t.ctx);
             if (!t.done) ++live;
         }
+        for (auto& t : threads)
+            if (t.done && !t.pending.empty()) return 2;  // a thread ended with copies it never waited for
         if (live == 0) return 0;
     }
 }
@@ -139,5 +145,21 @@ inline double counted_fma(double a, double b, double c) { ++fma_count; return st
 inline float counted_fma(float a, float b, float c) { ++fma_count; return std::fma(a, b, c); }
 }  // namespace emu
 #define fma emu::counted_fma
+// Asynchronous global -> shared copies (cp.async) as the kernels use them: a copy lands only when its thread
+// waits (cp.async.wait_all), so a kernel that reads the destination before waiting, or never waits, reads
+// what was there before (NaN on a fresh block) and fails the tests.  A source size below the copy's size
+// zero-fills the rest, as on the GPU.
+namespace emu {
+inline void cp_async(void* dst, const void* src, unsigned bytes, unsigned src_bytes) {
+    current->pending.push_back({dst, src, bytes, src_bytes});
+}
+inline void cp_async_wait_all() {
+    for (const auto& c : current->pending) {
+        std::memset(c.dst, 0, c.bytes);
+        if (c.src_bytes) std::memcpy(c.dst, c.src, c.src_bytes);
+    }
+    current->pending.clear();
+}
+}  // namespace emu
 using std::max;
 using std::min;
