@@ -12,7 +12,8 @@
 # CANDIDATES=path/to/candidates.csv scans another plan_cc3d.py table (default: the 2026-11-23 one);
 # DTYPE=double|float scans one storage type (the 2026-11-24 wide table takes two calls).
 #
-# Writes into $OUT: gpu.txt, gpu_tests.log, tune_cc3d.log, tuning.csv, baseline.log, ncu-*.txt (8 files at most).
+# Writes into $OUT: gpu.txt, gpu_tests.log, tune_cc3d.log, tuning.csv, baseline.log, profile-targets.txt,
+# ncu-profiles.txt, profiles.log (8 files).
 set -u
 OUT=${OUT:?set OUT to the directory for the results}
 PART=${PART:-all}
@@ -55,8 +56,9 @@ for dtype, np_dtype in (("double", np.float64), ("float", np.float32)):
     cp.get_default_memory_pool().free_all_blocks()
 EOF
 
-# Nsight Compute: the measured best per precision, and the default at the same depth.
-TARGETS=$(mktemp)
+# Nsight Compute (benchmarks/gpu_session_profiles.sh): the measured best per precision, and the default at the
+# same depth.
+TARGETS=$OUT/profile-targets.txt
 if command -v ncu >/dev/null 2>&1 && [ -f "${TUNING:-}" ]; then
   $PY - "$TUNING" > "$TARGETS" <<'EOF'
 import csv, sys
@@ -66,17 +68,11 @@ for dtype in ("double", "float"):
     if not mine:
         continue
     best = max(mine, key=lambda r: float(r["gstencils"]))
-    print(dtype, best["fuse"], best["options"].replace(" ", "").replace("True", "true").replace("False", "false").replace("'", '"'))
-    print(dtype, best["fuse"], "{}")
+    opts = best["options"].replace(" ", "").replace("True", "true").replace("False", "false").replace("'", '"')
+    print("cuda_core Box-3D1R", best["fuse"], dtype, opts)
+    print("cuda_core Box-3D1R", best["fuse"], dtype, "{}")
 EOF
-  i=0
-  while read -r dtype t opts; do
-    i=$((i + 1))
-    timeout 90 ncu --clock-control none -k regex:cc_stream3d --launch-skip 2 --launch-count 1 \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
-        --section MemoryWorkloadAnalysis \
-        $PY benchmarks/profile_kernel.py cuda_core Box-3D1R "$t" "$dtype" "" "$opts" > "$OUT/ncu-$i-$dtype-t$t.txt" 2>&1
-  done < "$TARGETS"
+  OUT=$OUT TARGETS=$TARGETS bash benchmarks/gpu_session_profiles.sh > "$OUT/profiles.log" 2>&1
 fi
 
 echo "== GPU tests (exit $TESTS): $(tail -n 1 "$OUT/gpu_tests.log")"
@@ -84,6 +80,4 @@ grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.log" | head -20
 echo "== scan (exit $TUNE)"
 grep -E "GSt/s|skip" "$OUT/tune_cc3d.log" | sed -e 's/ | .*//' | cut -c1-160
 cat "$OUT/baseline.log"
-for f in "$OUT"/ncu-[0-9]*.txt; do
-  [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E "^\s+(Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|No Eligible)" "$f" | head -12; }
-done
+[ -f "$OUT/profiles.log" ] && cat "$OUT/profiles.log"
