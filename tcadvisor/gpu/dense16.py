@@ -18,6 +18,7 @@ from ..mma import MmaShape
 from ..reference import radius_of
 from ..transforms import rowband
 from ..transforms.base import Construction
+from ..transforms.warp_stream import stream_tiles
 from . import layouts
 
 SHAPE = MmaShape(16, 8, 16)
@@ -84,35 +85,30 @@ def emulate(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     out = as3(np.zeros(x.shape)).copy()
     n_s, n_i = out.shape[0], out.shape[1]
     rs = R if dims >= 2 else 0
-    for tile, i_row in itertools.product(range(tiles), range(n_i)):
+    def gather(tile, i_row, j):
         x0 = tile * tile_x
-        pend = [np.zeros((32, 4)) for _ in range(ns - 1)]
-        for j in range(-rs, n_s + rs):
-            a_frags = np.zeros((ni, chunks, 32, 8))
-            for a, c, lane, r, b in itertools.product(range(ni), range(chunks), range(32), range(4), range(2)):
-                g, t = divmod(lane, 4)
-                strip = 8 * (g + 8 * (r & 1)) + 16 * c + 4 * t + 2 * (r >> 1) + b
-                a_frags[a, c, lane, 2 * r + b] = x3[j + rs, i_row + a if dims == 3 else 0, x0 + strip]
+        a_frags = np.zeros((ni, chunks, 32, 8))
+        for a, c, lane, r, b in itertools.product(range(ni), range(chunks), range(32), range(4), range(2)):
+            g, t = divmod(lane, 4)
+            strip = 8 * (g + 8 * (r & 1)) + 16 * c + 4 * t + 2 * (r >> 1) + b
+            a_frags[a, c, lane, 2 * r + b] = x3[j + rs, i_row + a if dims == 3 else 0, x0 + strip]
+        return a_frags
 
-            def chain(p, acc):
-                for a in range(ni):
-                    if row_key(p, a) not in nonzero:
-                        continue
-                    r_ = p * ni + a
-                    for c in range(chunks):
-                        acc = _mma(a_frags[a, c], frag[r_, c], acc)
-                return acc
+    def chain(p, acc, a_frags):
+        for a in range(ni):
+            if row_key(p, a) not in nonzero:
+                continue
+            r_ = p * ni + a
+            for c in range(chunks):
+                acc = _mma(a_frags[a, c], frag[r_, c], acc)
+        return acc
 
-            done = chain(ns - 1, pend[0] if ns > 1 else np.zeros((32, 4)))
-            new = [chain(ns - 1 - m, pend[m]) for m in range(1, ns - 1)]
-            if ns > 1:
-                new.append(chain(0, np.zeros((32, 4))))
-            pend = new
-            y = j - rs
-            if 0 <= y < n_s:
-                for lane, e in itertools.product(range(32), range(4)):
-                    q, col = layouts.acc_c(lane, e)
-                    xo = x0 + rowband.GROUP * q + col
-                    if xo < width:
-                        out[y, i_row, xo] = done[lane, e]
+    def place(tile, i_row, y, done):
+        for lane, e in itertools.product(range(32), range(4)):
+            q, col = layouts.acc_c(lane, e)
+            xo = tile * tile_x + rowband.GROUP * q + col
+            if xo < width:
+                out[y, i_row, xo] = done[lane, e]
+
+    stream_tiles(tiles, n_i, n_s, rs, ns, 4, gather, chain, place)
     return out.reshape(x.shape)

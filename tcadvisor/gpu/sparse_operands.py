@@ -43,6 +43,7 @@ from ..mma import MmaShape
 from ..reference import radius_of
 from ..transforms import spider
 from ..transforms.base import Construction
+from ..transforms.warp_stream import stream_tiles
 from . import layouts
 
 L = 16  #: outputs per segment (the instruction's m)
@@ -201,37 +202,32 @@ def emulate(x: np.ndarray, fused: np.ndarray, precision: str) -> np.ndarray:
     rs, ri = (R if dims >= 2 else 0), (R if dims == 3 else 0)
     ncs = ops.kc
     nb = layouts.b_count(precision)
-    for tile, i_row in itertools.product(range(tiles), range(n_i)):
+    def gather(tile, i_row, j):
         x0 = tile * TILE_X
-        pend = [np.zeros((32, 4)) for _ in range(ns - 1)]
-        for j in range(-rs, n_s + rs):
-            bfr = np.zeros((ni, ncs, 32, nb))
-            for a, kc, lane in itertools.product(range(ni), range(ncs), range(32)):
-                g, t = divmod(lane, 4)
-                start, order = lane_load(precision, t, kc)
-                col = x0 + 16 * g - R + start  # interior column of the vector's first element
-                for e in range(nb):
-                    bfr[a, kc, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + order[e] + R]
+        bfr = np.zeros((ni, ncs, 32, nb))
+        for a, kc, lane in itertools.product(range(ni), range(ncs), range(32)):
+            g, t = divmod(lane, 4)
+            start, order = lane_load(precision, t, kc)
+            col = x0 + 16 * g - R + start  # interior column of the vector's first element
+            for e in range(nb):
+                bfr[a, kc, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + order[e] + R]
+        return bfr
 
-            def chain(p, acc):
-                for a in range(ni):
-                    li = p * ni + a
-                    if not ops.nonzero[li]:
-                        continue
-                    for kc in range(ncs):
-                        acc = _mma_sp(precision, ops.values[li, kc], ops.meta[li, kc], bfr[a, kc], acc)
-                return acc
+    def chain(p, acc, bfr):
+        for a in range(ni):
+            li = p * ni + a
+            if not ops.nonzero[li]:
+                continue
+            for kc in range(ncs):
+                acc = _mma_sp(precision, ops.values[li, kc], ops.meta[li, kc], bfr[a, kc], acc)
+        return acc
 
-            done = chain(ns - 1, pend[0] if ns > 1 else np.zeros((32, 4)))
-            new = [chain(ns - 1 - m, pend[m]) for m in range(1, ns - 1)]
-            if ns > 1:
-                new.append(chain(0, np.zeros((32, 4))))
-            pend = new
-            y = j - rs
-            if 0 <= y < n_s:
-                for lane, e in itertools.product(range(32), range(4)):
-                    m, n = layouts.acc_c(lane, e)
-                    xo = x0 + L * n + output_row(m)
-                    if xo < width:
-                        out[y, i_row, xo] = done[lane, e]
+    def place(tile, i_row, y, done):
+        for lane, e in itertools.product(range(32), range(4)):
+            m, n = layouts.acc_c(lane, e)
+            xo = tile * TILE_X + L * n + output_row(m)
+            if xo < width:
+                out[y, i_row, xo] = done[lane, e]
+
+    stream_tiles(tiles, n_i, n_s, rs, ns, 4, gather, chain, place)
     return out.reshape(x.shape)

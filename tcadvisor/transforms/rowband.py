@@ -30,6 +30,7 @@ from ..errors import TcAdvisorError
 from ..mma import MmaShape
 from ..reference import radius_of
 from .base import AlphaCount, Construction, check_weights, kernel_lines, pad_to
+from .warp_stream import stream_tiles
 
 NAME = "rowband"
 TITLE = "tcadvisor row band"
@@ -239,34 +240,30 @@ def emulate(x: np.ndarray, weights: np.ndarray, shape: MmaShape, permuted: bool 
     n_s, n_i = out.shape[0], out.shape[1]
     rs, ri = (R if dims >= 2 else 0), (R if dims == 3 else 0)
     na, nc = a_count(shape), c_count(shape)
-    for tile, i_row in itertools.product(range(tiles), range(n_i)):
+    def gather(tile, i_row, j):  # A fragments of every inner row of slice j
         x0 = tile * tile_x
-        pend = [np.zeros((32, nc)) for _ in range(ns - 1)]
-        for j in range(-rs, n_s + rs):  # stream slices (padded coordinate j + rs)
-            # A fragments of every inner row of this slice
-            a_frags = np.zeros((ni, chunks, 32, na))
-            for a, c, lane, e in itertools.product(range(ni), range(chunks), range(32), range(na)):
-                q, kk = a_pos(shape, lane, e)
-                col = x0 - R - shift + GROUP * q + c * k + strip_offset(shape, kk, permuted)
-                a_frags[a, c, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + R + shift]
-            def chain(p, acc):
-                for a in range(ni):
-                    if row_key(p, a) not in nonzero:
-                        continue
-                    r_ = all_rows.index((p, a))
-                    for c in range(chunks):
-                        acc = _mma(shape, a_frags[a, c], frag[r_, c], acc)
-                return acc
-            done = chain(ns - 1, pend[0] if ns > 1 else np.zeros((32, nc)))
-            new = [chain(ns - 1 - m, pend[m]) for m in range(1, ns - 1)]
-            if ns > 1:
-                new.append(chain(0, np.zeros((32, nc))))
-            pend = new
-            y = j - rs  # the slice whose output is now complete
-            if 0 <= y < n_s:
-                for lane, e in itertools.product(range(32), range(nc)):
-                    q, col = c_pos(shape, lane, e)
-                    xo = x0 + GROUP * q + col
-                    if xo < width:
-                        out[y, i_row, xo] = done[lane, e]
+        a_frags = np.zeros((ni, chunks, 32, na))
+        for a, c, lane, e in itertools.product(range(ni), range(chunks), range(32), range(na)):
+            q, kk = a_pos(shape, lane, e)
+            col = x0 - R - shift + GROUP * q + c * k + strip_offset(shape, kk, permuted)
+            a_frags[a, c, lane, e] = x3[j + rs, i_row + a if dims == 3 else 0, col + R + shift]
+        return a_frags
+
+    def chain(p, acc, a_frags):
+        for a in range(ni):
+            if row_key(p, a) not in nonzero:
+                continue
+            r_ = all_rows.index((p, a))
+            for c in range(chunks):
+                acc = _mma(shape, a_frags[a, c], frag[r_, c], acc)
+        return acc
+
+    def place(tile, i_row, y, done):
+        for lane, e in itertools.product(range(32), range(nc)):
+            q, col = c_pos(shape, lane, e)
+            xo = tile * tile_x + GROUP * q + col
+            if xo < width:
+                out[y, i_row, xo] = done[lane, e]
+
+    stream_tiles(tiles, n_i, n_s, rs, ns, nc, gather, chain, place)
     return out.reshape(x.shape)
