@@ -29,27 +29,11 @@ import yaml  # noqa: E402
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
 from tcadvisor.hardware import find_spec, load_spec_file  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
+from gpu_session_kernels import measure_copy_bandwidth  # noqa: E402  (benchmarks/, this script's folder)
 
 COLUMNS = ["gpu", "date", "unit", "impl", "stencil", "fuse", "dtype", "grid", "mma", "steps", "seconds", "gstencils",
            "bound_gstencils", "fraction_of_bound", "bound", "correct", "max_rel_error", "useful_tflops",
            "executed_tflops", "alpha", "kernel"]
-
-
-def measure_copy_bandwidth(cp, nbytes=2 * 1024**3, repeats=10):
-    a = cp.empty(nbytes // 8, dtype=cp.float64)
-    a[...] = 1.0
-    b = cp.empty_like(a)
-    b[...] = a
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        b[...] = a
-        e.record()
-        e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
-    return 2 * nbytes / float(np.median(times))  # read + write
 
 
 def write_ceilings(path, base_file, bandwidth, device):

@@ -86,3 +86,44 @@ class BundledKernel(abc.ABC):
     @abc.abstractmethod
     def describe(self) -> str:
         """One line: instruction, launch shape, registers, shared memory."""
+
+
+class MatrixUnitKernel(BundledKernel):
+    """What the dense and the sparse Tensor Core kernels refuse alike, worded per kernel.
+
+    Both hold the fused stencil as kernel rows (lines) of a compile-time row mask
+    of 64 bits, run each precision on one storage type, bound the fused radius
+    r·t, and need an MMA the GPU may lack; the subclasses give the words and limits.
+    """
+
+    label: ClassVar[str]  # "Tensor Core" | "Sparse Tensor Core"
+    dtypes: ClassVar[dict[str, str]]  # storage type of each precision
+    max_fused_radius: ClassVar[int]
+    row_word: ClassVar[str]  # what the kernel calls a row of the fused stencil ("row", "line")
+
+    @classmethod
+    def radius_reason(cls) -> str:
+        """Why r·t is bounded, after the kernel's name in the refusal."""
+        return f" (at most {cls.max_fused_radius})"
+
+    @classmethod
+    def device_reason(cls, precision: str, device: dict) -> str | None:
+        """Why this GPU cannot run ``precision`` (None: it can)."""
+        return None
+
+    @classmethod
+    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
+                    device: dict | None = None) -> str | None:
+        why = super().unsupported(stencil, fuse, dtype, precision, device)
+        if why:
+            return why
+        if cls.dtypes[precision] != dtype:
+            return f"the {cls.label} kernel runs {precision.upper()} on {cls.dtypes[precision]} fields, not {dtype}"
+        if stencil.radius * fuse > cls.max_fused_radius:
+            return (f"fused radius r·t = {stencil.radius * fuse} is too large for the {cls.label} kernel"
+                    f"{cls.radius_reason()}")
+        rows = (2 * stencil.radius * fuse + 1) ** 2
+        if stencil.dims == 3 and rows > 64:
+            return (f"{stencil.name} fused x{fuse} has {rows} kernel {cls.row_word}s; the {cls.label} kernel's "
+                    f"compile-time {cls.row_word} mask holds 64 (3D: r·t ≤ 3)")
+        return cls.device_reason(precision, device) if device is not None else None

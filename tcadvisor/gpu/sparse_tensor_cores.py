@@ -29,7 +29,7 @@ from . import plans
 from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
-from .kernel import BundledKernel
+from .kernel import MatrixUnitKernel
 from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
 from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, line_order, pack
 
@@ -64,29 +64,25 @@ def value_words(values: np.ndarray, precision: str) -> np.ndarray:
     return bits[..., 0] | (bits[..., 1] << 16)
 
 
-class SparseTensorCoreKernel(BundledKernel):
+class SparseTensorCoreKernel(MatrixUnitKernel):
     """t fused steps as one sweep of 2:4 (1:2) structured sparse matrix products, SPIDER's mechanism."""
 
     name = "sparse_tensor_cores"
     unit = "sparse_tensor_core"
     cuda_function = "sptc_stream"
     precisions = ("tf32", "fp16", "bf16")
+    label = "Sparse Tensor Core"
+    dtypes = DTYPE
+    max_fused_radius = MAX_FUSED_RADIUS
+    row_word = "line"
 
     @classmethod
-    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
-                    device: dict | None = None) -> str | None:
-        why = super().unsupported(stencil, fuse, dtype, precision, device)
-        if why:
-            return why
-        if DTYPE[precision] != dtype:
-            return f"the Sparse Tensor Core kernel runs {precision.upper()} on {DTYPE[precision]} fields, not {dtype}"
-        if stencil.radius * fuse > MAX_FUSED_RADIUS:
-            return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Sparse Tensor Core kernel: "
-                    f"with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}")
-        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
-            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel lines; the "
-                    "Sparse Tensor Core kernel's compile-time line mask holds 64 (3D: r·t ≤ 3)")
-        if device is not None and tuple(device["cc"]) < (8, 0):
+    def radius_reason(cls) -> str:
+        return f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}"
+
+    @classmethod
+    def device_reason(cls, precision: str, device: dict) -> str | None:
+        if tuple(device["cc"]) < (8, 0):
             return f"Sparse Tensor Cores (mma.sp) need compute capability 8.0 or newer; this GPU has {device['cc']}"
         return None
 

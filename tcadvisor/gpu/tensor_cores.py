@@ -23,7 +23,7 @@ from . import plans
 from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
-from .kernel import BundledKernel
+from .kernel import MatrixUnitKernel
 from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
 
 #: Shapes the kernel implements, per precision.
@@ -70,29 +70,21 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-class TensorCoreKernel(BundledKernel):
+class TensorCoreKernel(MatrixUnitKernel):
     """t fused steps as one sweep of banded matrix products on dense Tensor Cores."""
 
     name = "tensor_cores"
     unit = "tensor_core"
     cuda_function = "tc_stream"
     precisions = ("fp64", "tf32", "fp16", "bf16")
+    label = "Tensor Core"
+    dtypes = DTYPE
+    max_fused_radius = MAX_FUSED_RADIUS
+    row_word = "row"
 
     @classmethod
-    def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
-                    device: dict | None = None) -> str | None:
-        why = super().unsupported(stencil, fuse, dtype, precision, device)
-        if why:
-            return why
-        if DTYPE[precision] != dtype:
-            return f"the Tensor Core kernel runs {precision.upper()} on {DTYPE[precision]} fields, not {dtype}"
-        if stencil.radius * fuse > MAX_FUSED_RADIUS:
-            return (f"fused radius r·t = {stencil.radius * fuse} is too large for the Tensor Core kernel "
-                    f"(at most {MAX_FUSED_RADIUS})")
-        if stencil.dims == 3 and (2 * stencil.radius * fuse + 1) ** 2 > 64:
-            return (f"{stencil.name} fused x{fuse} has {(2 * stencil.radius * fuse + 1) ** 2} kernel rows; the "
-                    "Tensor Core kernel's compile-time row mask holds 64 (3D: r·t ≤ 3)")
-        if device is not None and precision in HALF_CODE and tuple(device["cc"]) < (8, 0):
+    def device_reason(cls, precision: str, device: dict) -> str | None:
+        if precision in HALF_CODE and tuple(device["cc"]) < (8, 0):
             return f"{precision.upper()} m16n8k16 needs compute capability 8.0 or newer; this GPU has {device['cc']}"
         return None
 
