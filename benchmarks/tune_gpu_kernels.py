@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc3d|tc|tc-loads|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc-direct|cc3d|tc|tc-loads|sptc]
 """
 from __future__ import annotations
 
@@ -131,6 +131,17 @@ def variants_cc_strips_fp64():
             for t in (10, 11, 12, 13) for cols in (320, 384, 448, 512, 640, 768)]
 
 
+def variants_cc_direct():
+    """2D CUDA cores storing the last step's rows from registers (K_DIRECT) against staging them in shared
+    memory, at the defaults otherwise (the FP64 copies included), over the depths near each curve's best."""
+    cases = ((("Box-2D1R", "Star-2D1R"), "double", range(4, 17)),
+             (("Box-2D1R", "Star-2D1R"), "float", (6, 8, 10, 12, 14, 15, 16)),
+             (("Box-2D2R",), "double", (3, 4, 6, 8)), (("Box-2D2R",), "float", (3, 4, 6, 8)),
+             (("Box-2D3R",), "double", (2, 5)), (("Box-2D3R",), "float", (2, 5)))
+    return [(name, dtype, "10240x10240", "cuda_core", t, None, {"direct_store": d})
+            for names, dtype, depths in cases for name in names for t in depths for d in (False, True)]
+
+
 def variants_sptc():
     """Sparse Tensor Core kernel: slices loaded ahead, weights in registers or L1, warps and register caps,
     on the issue's performance cases (Box-2D3R and Box-2D1R fused x3, FP16 and TF32)."""
@@ -159,7 +170,7 @@ def variants_tc_loads():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc3d", "tc", "tc-loads", "sptc"])
+    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc-direct", "cc3d", "tc", "tc-loads", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
@@ -174,6 +185,7 @@ def main():
     chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
               "cc-async": variants_cc_async, "cc-async-fp64": variants_cc_async_fp64,
               "cc-async-tiles": variants_cc_async_tiles, "cc-strips-fp64": variants_cc_strips_fp64,
+              "cc-direct": variants_cc_direct,
               "cc3d": lambda: variants_cc3d(args.candidates)}.get(
         args.only, lambda: variants(args.only))()
     chosen = [c for c in chosen if args.dtype in (None, c[1])]

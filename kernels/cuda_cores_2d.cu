@@ -19,6 +19,12 @@
 // after most of the T steps), which leaves their latency exposed; a copy into
 // shared memory needs no registers and cannot be sunk.
 //
+// K_DIRECT = 1 stores the last step's rows to global memory straight from
+// registers, in the iteration that computes them: a thread's V columns are
+// adjacent and the threads of a warp consecutive, so the stores are coalesced
+// without the detour through shared memory (one store and one load of shared
+// memory per output saved, and the slot T of shared memory with them).
+//
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
 // K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
 // thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC (optional,
@@ -39,6 +45,10 @@ typedef K_REAL real;
 #ifndef K_ASYNC
 #define K_ASYNC 0
 #endif
+#ifndef K_DIRECT
+#define K_DIRECT 0
+#endif
+#define NSLOT (T + 1 - K_DIRECT)  // buffered steps in shared memory (slot T: finished rows, unless K_DIRECT)
 
 #define KW (2 * RX + 1)
 #define KH (2 * RY + 1)
@@ -90,7 +100,7 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
             int W, int H, long long pitch, int Gx, int Gy, int rows_per_block)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* smem = reinterpret_cast<real*>(smem_raw);  // [T+1][2][NR][ROWBUF]; slot T holds finished rows
+    real* smem = reinterpret_cast<real*>(smem_raw);  // [NSLOT][2][NR][ROWBUF]; slot T holds finished rows
     const int tid = threadIdx.x;
     const int X0 = blockIdx.x * TXO;
     const int Y0 = blockIdx.y * rows_per_block;
@@ -98,7 +108,7 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
     const int rows_padded = H + 2 * Gy;
     const long long colbase = (long long)Gx + X0 - HALO;  // padded column of strip column 0
 
-    for (int k = tid; k < (T + 1) * 2 * NR * ROWBUF; k += NT) smem[k] = real(0);
+    for (int k = tid; k < NSLOT * 2 * NR * ROWBUF; k += NT) smem[k] = real(0);
 
     real pend[T][NPEND > 0 ? NPEND : 1][V];
 #pragma unroll
@@ -199,12 +209,24 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
                         pend[s - 1][NPEND > 0 ? NPEND - 1 : 0][v] = p;
                     }
                 }
-                real* dst = BUF(s, i & 1) + rr * ROWBUF;  // slot T: finished rows, stored next iteration
+                if (K_DIRECT && s == T) {  // output row q of this iteration, straight to global memory
+                    const int q = Y0 + (i - T + 1) * NR - 2 * RY * T + rr;
+                    if (q >= Y0 && q < Y1) {
+                        real* out_ = out + (long long)(Gy + q) * pitch + colbase;
 #pragma unroll
-                for (int v = 0; v < V; ++v) dst[sidx(tid * V + v + RX)] = res[v];
+                        for (int v = 0; v < V; ++v) {
+                            const int c = tid * V + v;
+                            if (c >= HALO && c < HALO + TXO && X0 - HALO + c < W) out_[c] = res[v];
+                        }
+                    }
+                } else {
+                    real* dst = BUF(s, i & 1) + rr * ROWBUF;  // slot T: finished rows, stored next iteration
+#pragma unroll
+                    for (int v = 0; v < V; ++v) dst[sidx(tid * V + v + RX)] = res[v];
+                }
             }
         }
-        if (i > 0) STORE_OUT(i - 1);
+        if (!K_DIRECT && i > 0) STORE_OUT(i - 1);
 #if K_ASYNC
         copy_async_wait();
 #else
@@ -212,5 +234,5 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
 #endif
         __syncthreads();
     }
-    STORE_OUT(n_iter - 1);
+    if (!K_DIRECT) STORE_OUT(n_iter - 1);
 }

@@ -100,7 +100,10 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.box(3, 2), 1, "double", {"rows_per_thread": 4, "rows": 24, "trap": True, "v": 2}),
             (Stencil.box(2, 1), 3, "double", {"async_copy": True}), (Stencil.box(2, 1), 12, "float", {"async_copy": True}),
             (Stencil.star(2, 1), 5, "double", {"async_copy": True, "rows_per_iter": 3}),
-            (Stencil.box(1, 2), 4, "float", {"async_copy": True})]
+            (Stencil.box(1, 2), 4, "float", {"async_copy": True}),
+            (Stencil.box(2, 1), 12, "double", {"direct_store": True}),
+            (Stencil.star(2, 2), 3, "float", {"direct_store": True, "async_copy": True, "rows_per_iter": 2}),
+            (Stencil.box(1, 1), 5, "double", {"direct_store": True})]
 
 
 def _ids(v):

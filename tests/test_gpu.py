@@ -263,10 +263,12 @@ def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
 
 @pytest.mark.parametrize("dtype, t, options", [
     ("double", 3, {"async_copy": True}), ("float", 12, {"async_copy": True}),
-    ("double", 7, {"async_copy": True, "rows_per_iter": 3, "v": 1, "cols": 128})])
+    ("double", 7, {"async_copy": True, "rows_per_iter": 3, "v": 1, "cols": 128}),
+    ("double", 12, {"direct_store": True}), ("float", 5, {"direct_store": True, "async_copy": True}),
+    ("float", 8, {"direct_store": True, "rows_per_iter": 2})])
 def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
-    """Input rows copied into shared memory by cp.async (zero-filled outside the field) on odd grids, 1D and 2D,
-    box and star, every sweep checked."""
+    """Input rows copied into shared memory by cp.async (zero-filled outside the field), outputs stored from
+    registers, on odd grids, 1D and 2D, box and star, every sweep checked."""
     from tcadvisor.gpu.runner import run
 
     for st, grid in ((Stencil.box(2, 1), "61x203"), (Stencil.star(2, 2), "37x131"), (Stencil.box(1, 1), "999")):

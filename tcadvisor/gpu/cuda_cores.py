@@ -56,7 +56,8 @@ class CudaCoreKernel(BundledKernel):
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
                  rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
-                 prefetch: int | None = None, rows_per_thread: int | None = None, async_copy: bool | None = None):
+                 prefetch: int | None = None, rows_per_thread: int | None = None, async_copy: bool | None = None,
+                 direct_store: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -67,7 +68,7 @@ class CudaCoreKernel(BundledKernel):
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
                                           rows=rows, trap=trap, prefetch=prefetch, rows_per_thread=rows_per_thread,
-                                          async_copy=async_copy)
+                                          async_copy=async_copy, direct_store=direct_store)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
@@ -169,7 +170,8 @@ class CudaCoreKernel(BundledKernel):
     def describe(self) -> str:
         opts = self.plan.options
         layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
-                  + (", rows copied asynchronously" if opts.get("async") else "") if self.stencil.dims <= 2
+                  + (", rows copied asynchronously" if opts.get("async") else "")
+                  + (", outputs stored from registers" if opts.get("direct") else "") if self.stencil.dims <= 2
                   else f"{self.bx}x{self.by} threads x {self.v} columns"
                   + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")
                   + (", rows trimmed per step" if opts.get("trap") else "")

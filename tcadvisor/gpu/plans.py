@@ -73,6 +73,16 @@ ASYNC_FROM_FP64_R1 = 4
 #: 2D CUDA-core kernel, FP64: depths at which 512-column strips measured faster than 256 with the copies above
 #: (Box-2D1R t = 9: 844 vs 783, t = 12: 894 vs 845 GStencils/s; Star-2D1R was slower with them, so box only).
 WIDE_STRIPS_FP64_BOX_R1 = (9, 12)
+#: 2D CUDA-core kernel: depths at which storing the last step's rows from registers (K_DIRECT) measured
+#: faster than staging them in shared memory, per (precision, shape, radius), both ways in one H100 run at
+#: the defaults otherwise (validation/results/h100-sxm-2026-11-24/cc-direct/).  The gains and losses jump
+#: with the depth (the compiler's register allocation and the occupancy it leaves), so the measured set is
+#: kept as it is; depths and stencils not measured stage in shared memory as before.
+DIRECT_STORE_DEPTHS = {
+    ("fp64", "box", 1): (5, 6, 7, 8, 11, 12, 13, 15, 16), ("fp64", "star", 1): (5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16),
+    ("fp32", "box", 1): (6, 12, 14, 15), ("fp32", "star", 1): (6, 10, 12, 14, 15, 16),
+    ("fp64", "box", 2): (4, 8), ("fp32", "box", 2): (4, 6, 8), ("fp64", "box", 3): (2, 5), ("fp32", "box", 3): (2, 5),
+}
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
@@ -315,14 +325,16 @@ class LaunchPlan:
 def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
                     rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                     prefetch: int | None = None, rows_per_thread: int | None = None,
-                    async_copy: bool | None = None) -> LaunchPlan:
+                    async_copy: bool | None = None, direct_store: bool | None = None) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
     per thread keep enough blocks resident; wide ones pay off at deep fusion);
     ``async_copy`` copies the next input rows into shared memory with cp.async
-    instead of through registers (1D/2D only; default :data:`ASYNC_FROM_FP64_R1`).
+    instead of through registers (1D/2D only; default :data:`ASYNC_FROM_FP64_R1`);
+    ``direct_store`` writes the last step's rows to global memory from registers
+    instead of staging them in shared memory (1D/2D only).
     3D: tiles of ``cols`` = bx·v × ``rows`` = by points of the xy-plane streamed
     along z; ``trap`` computes each step only on the rows that can reach a valid
     output, ``prefetch`` input planes are in flight per thread, each thread owns
@@ -349,8 +361,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     trap = bool(trap)
     prefetch = 1 if prefetch is None else prefetch
     rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
-    if stencil.dims == 3 and (rows_per_iter is not None or async_copy):
-        raise TcAdvisorError("rows_per_iter and async_copy are options of the 1D/2D CUDA-core kernel")
+    if stencil.dims == 3 and (rows_per_iter is not None or async_copy or direct_store):
+        raise TcAdvisorError("rows_per_iter, async_copy and direct_store are options of the 1D/2D CUDA-core kernel")
     if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
         raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
     if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
@@ -363,6 +375,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             dcols = 512
         if async_copy is None:
             async_copy = precision == "fp64" and ry == 1 and t >= ASYNC_FROM_FP64_R1
+        if direct_store is None:
+            direct_store = stencil.dims == 2 and t in DIRECT_STORE_DEPTHS.get((precision, stencil.shape, r), ())
+        direct_store = bool(direct_store)
         if v is None:
             v = dv
             while v > 1 and t * 2 * ry * v * words > PEND_WORDS_2D:
@@ -381,15 +396,16 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                                  f"CUDA-core kernel's {cols}-column strips")
         rowbuf = _cc_rowbuf(cols, r, v, size)
-        smem = (t + 1) * 2 * nr * rowbuf * size  # t steps + finished rows, double-buffered
+        smem = (t + 1 - direct_store) * 2 * nr * rowbuf * size  # t steps (+ finished rows), double-buffered
         npend = max(2 * ry, 1)
         live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v) * words
         defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
-                   ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy)
+                   ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
-                                   "async": bool(async_copy), "flops_per_update": 2 * stencil.K})
+                                   "async": bool(async_copy), "direct": direct_store,
+                                   "flops_per_update": 2 * stencil.K})
     if v is None:
         v = 4
         while v > 1 and t * 2 * r * v > PEND_LIMIT:
@@ -420,7 +436,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
 
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
-_CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?, halo")
+_CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
+                        r"(, outputs stored from registers)?, halo")
 
 
 def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, description: str) -> LaunchPlan:
@@ -447,7 +464,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr,
-                                   async_copy=bool(m[4]))
+                                   async_copy=bool(m[4]), direct_store=bool(m[5]))
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
