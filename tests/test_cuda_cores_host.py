@@ -254,3 +254,17 @@ def test_knobs_outside_their_kernel_are_refused(options, message):
 
     with pytest.raises(TcAdvisorError, match=message):
         plan_cuda_cores(Stencil.box(2 if "trap" in options else 3, 1), 2, "fp64", **options)
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options",
+                         [(Stencil.box(3, 1), t, d, {}) for t in (1, 3, 4) for d in ("double", "float")]
+                         + [(Stencil.box(2, 1), t, "double", {}) for t in (3, 9, 12)] + KNOBS, ids=_ids)
+def test_the_kernel_description_reads_back_to_its_plan(host_kernels, stencil, fuse, dtype, options):
+    """Result files keep only the line a kernel prints about itself; plans.recorded_cuda_core_plan must recover
+    the configuration from it (rows per thread, trimmed rows, planes in flight, copies and direct stores)."""
+    from tcadvisor.gpu.plans import recorded_cuda_core_plan
+
+    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
+                          **options)
+    assert recorded_cuda_core_plan(stencil, fuse, precision, kernel.describe()) == kernel.plan, kernel.describe()

@@ -168,14 +168,17 @@ class CudaCoreKernel(BundledKernel):
         return self.plan.executed_flops(shape3, slots)
 
     def describe(self) -> str:
+        """One line naming the configuration; result files keep it, and plans.recorded_cuda_core_plan reads it."""
         opts = self.plan.options
-        layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
-                  + (", rows copied asynchronously" if opts.get("async") else "")
-                  + (", outputs stored from registers" if opts.get("direct") else "") if self.stencil.dims <= 2
-                  else f"{self.bx}x{self.by} threads x {self.v} columns"
-                  + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")
-                  + (", rows trimmed per step" if opts.get("trap") else "")
-                  + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else ""))
+        if self.stencil.dims <= 2:
+            layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
+                      + (", rows copied asynchronously" if opts.get("async") else "")
+                      + (", outputs stored from registers" if opts.get("direct") else ""))
+        else:
+            layout = (f"{self.bx}x{self.by} threads x {self.v} columns"
+                      + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")
+                      + (", rows trimmed per step" if opts.get("trap") else "")
+                      + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else ""))
         return f"{layout}, halo {self.halo}, {self.smem // 1024} KiB shared, {self.kernel.num_regs} registers"
 
 
