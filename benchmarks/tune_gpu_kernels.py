@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc-direct|cc3d|tc|tc-loads|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc-direct|cc-fp32-deep|cc3d|tc|tc-loads|tc-mem|tc-mem2|tc-shapes|sptc]
 """
 from __future__ import annotations
 
@@ -167,10 +167,111 @@ def variants_tc_loads():
     return out
 
 
+def variants_tc_mem():
+    """Dense Tensor Cores with the two memory knobs (kernels/tensor_cores.cu K_L2PF, K_BSMEM) against the defaults
+    of the time, same run: input rows prefetched into L2 some slices ahead (``l2_prefetch``; the memory-bound
+    shallow depths, where a warp keeps too few bytes in flight) and weight fragments read from shared memory
+    (``weights_shared``; the deep and 3D configurations, whose L1 weights the compiler hoists into 255 registers and spills)."""
+    out = []
+    b2 = "10240x10240"
+    for mma, t in (("m16n8k4", 1), ("m16n8k4", 2), ("m16n8k16", 3), ("m16n8k16", 4)):
+        for opts in ({}, {"l2_prefetch": 2}, {"l2_prefetch": 4}, {"l2_prefetch": 8}, {"l2_prefetch": 16}):
+            out.append(("Box-2D1R", "double", b2, "tensor_core", t, mma, opts))
+    for opts in ({"prefetch": 2}, {"prefetch": 2, "l2_prefetch": 4}, {"prefetch": 0, "l2_prefetch": 4},
+                 {"prefetch": 0, "l2_prefetch": 8}, {"weights_shared": True}, {"weights_shared": True, "l2_prefetch": 4},
+                 {"weights_shared": True, "l2_prefetch": 8}, {"weights_shared": True, "min_blocks": 4, "l2_prefetch": 4},
+                 {"weights_shared": True, "prefetch": 2, "l2_prefetch": 4}, {"warps": 8, "l2_prefetch": 4}):
+        out.append(("Box-2D1R", "double", b2, "tensor_core", 3, "m16n8k16", opts))
+    for dtype, t in (("float", 3), ("float", 4), ("half", 4), ("half", 3)):
+        for opts in ({}, {"l2_prefetch": 4}, {"l2_prefetch": 8}):
+            out.append(("Box-2D1R", dtype, b2, "tensor_core", t, None, opts))
+    for t in (5, 6, 7, 8):
+        for opts in ({}, {"weights_shared": True, "prefetch": 0}, {"weights_shared": True, "prefetch": 1},
+                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 4}):
+            out.append(("Box-2D1R", "double", b2, "tensor_core", t, None, opts))
+    b3 = "512x512x512"
+    for opts in ({}, {"l2_prefetch": 2}, {"l2_prefetch": 4}):
+        out.append(("Box-3D1R", "double", b3, "tensor_core", 1, None, opts))
+    for opts in ({}, {"weights_shared": True, "prefetch": 0}, {"weights_shared": True, "prefetch": 0, "min_blocks": 4},
+                 {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 0, "l2_prefetch": 2},
+                 {"weights_shared": True, "prefetch": 0, "warps": 8}, {"weights_shared": True, "prefetch": 0,
+                                                                        "warps": 8, "min_blocks": 2}):
+        out.append(("Box-3D1R", "double", b3, "tensor_core", 2, None, opts))
+    for opts in ({}, {"weights_shared": True}, {"weights_shared": True, "prefetch": 1}):
+        out.append(("Box-3D1R", "double", b3, "tensor_core", 3, None, opts))
+    for dtype, t in (("float", 2), ("half", 2), ("half", 3), ("float", 3)):
+        for opts in ({}, {"weights_shared": True}, {"weights_shared": True, "prefetch": 1}):
+            out.append(("Box-3D1R", dtype, b3, "tensor_core", t, None, opts))
+    return out
+
+
+def variants_tc_mem2():
+    """After variants_tc_mem (L2 prefetch 2 slices ahead: Box-2D1R FP64 x3 443 -> 502; shared-memory weights with
+    one slice of A loaded ahead: FP64 t = 5..8 +23-45 %, Box-3D1R FP64 x2 134 -> 158): the prefetch distance near
+    its best at every shallow depth and precision, the shared-memory weights with the L2 prefetch at depth, and the
+    3D kernel's occupancy with them, to choose the defaults."""
+    out = []
+    b2, b3 = "10240x10240", "512x512x512"
+    for dtype, depths in (("double", (1, 2, 3, 4)), ("float", (1, 2, 3, 4)), ("half", (1, 2, 3, 4)),
+                          ("bfloat16", (4,))):
+        for t in depths:
+            for l2 in (0, 1, 2, 3, 4, 6):
+                out.append(("Box-2D1R", dtype, b2, "tensor_core", t, None, {"l2_prefetch": l2} if l2 else {}))
+    for opts in ({"l2_prefetch": 2, "warps": 8}, {"l2_prefetch": 2, "warps": 2}, {"l2_prefetch": 3, "prefetch": 2},
+                 {"l2_prefetch": 2, "min_blocks": 3}):
+        out.append(("Box-2D1R", "double", b2, "tensor_core", 3, None, opts))
+    for dtype, depths in (("double", (5, 6, 7, 8)), ("float", (5, 6, 7)), ("half", (5, 6, 7))):
+        for t in depths:
+            for opts in ({}, {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
+                         {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}, {"weights_shared": True, "prefetch": 2}):
+                out.append(("Box-2D1R", dtype, b2, "tensor_core", t, None, opts))
+    for dtype, t in (("double", 1), ("float", 1), ("half", 1)):
+        for opts in ({}, {"l2_prefetch": 1}, {"l2_prefetch": 2}):
+            out.append(("Box-3D1R", dtype, b3, "tensor_core", t, None, opts))
+    for dtype, t in (("double", 2), ("float", 2), ("half", 2), ("double", 3), ("float", 3), ("half", 3)):
+        for opts in ({}, {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
+                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}, {"weights_shared": True, "prefetch": 1, "min_blocks": 3},
+                     {"weights_shared": True, "prefetch": 1, "warps": 8}, {"weights_shared": True, "prefetch": 1, "warps": 2},
+                     {"weights_shared": True, "prefetch": 0, "warps": 8, "l2_prefetch": 2}):
+            out.append(("Box-3D1R", dtype, b3, "tensor_core", t, None, opts))
+    for name, dtype, t in (("Box-2D2R", "double", 2), ("Box-2D3R", "double", 1), ("Box-2D3R", "double", 2),
+                           ("Star-2D1R", "double", 3), ("Box-2D2R", "half", 2), ("Box-2D3R", "float", 1)):
+        for opts in ({}, {"l2_prefetch": 2}, {"l2_prefetch": 4}, {"weights_shared": True, "prefetch": 1},
+                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}):
+            out.append((name, dtype, b2, "tensor_core", t, None, opts))
+    return out
+
+
+def variants_tc_shapes():
+    """After variants_tc_mem2: the FP64 instruction shapes with the new memory knobs, at the depths the issue
+    sets targets for (Box-3D1R x1, x2 short of 170 GStencils/s; Box-2D1R x3, x4)."""
+    out = []
+    for mma in ("m16n8k4", "m16n8k8", "m16n8k16"):
+        for opts in ({"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 0},
+                     {"weights_shared": True, "prefetch": 1, "warps": 2}):
+            out.append(("Box-3D1R", "double", "512x512x512", "tensor_core", 2, mma, opts))
+        out.append(("Box-3D1R", "double", "512x512x512", "tensor_core", 1, mma, {"l2_prefetch": 2}))
+        for t in (3, 4):
+            out.append(("Box-2D1R", "double", "10240x10240", "tensor_core", t, mma, {"l2_prefetch": 2}))
+    return out
+
+
+def variants_cc_fp32_deep():
+    """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
+    issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
+    out = []
+    for t in (12, 13, 14, 15, 16, 17, 18):
+        for v, cols in ((4, 1024), (4, 512), (2, 512), (4, 768), (2, 256)):
+            for d in (False, True):
+                out.append(("Box-2D1R", "float", "10240x10240", "cuda_core", t, None,
+                            {"v": v, "cols": cols, "rows_per_iter": 1, "direct_store": d}))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc-direct", "cc3d", "tc", "tc-loads", "sptc"])
+    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc-direct", "cc-fp32-deep", "cc3d", "tc", "tc-loads", "tc-mem", "tc-mem2", "tc-shapes", "sptc"])
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
@@ -185,7 +286,7 @@ def main():
     chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
               "cc-async": variants_cc_async, "cc-async-fp64": variants_cc_async_fp64,
               "cc-async-tiles": variants_cc_async_tiles, "cc-strips-fp64": variants_cc_strips_fp64,
-              "cc-direct": variants_cc_direct,
+              "cc-direct": variants_cc_direct, "cc-fp32-deep": variants_cc_fp32_deep, "tc-mem": variants_tc_mem, "tc-mem2": variants_tc_mem2, "tc-shapes": variants_tc_shapes,
               "cc3d": lambda: variants_cc3d(args.candidates)}.get(
         args.only, lambda: variants(args.only))()
     chosen = [c for c in chosen if args.dtype in (None, c[1])]
@@ -211,7 +312,7 @@ def main():
         writer.writerow(row)
         table.flush()
         print(f"{name} {dtype:6} {unit:11} t={t} {mma or '':8} {str(opts):55} {res.gstencils:8.1f} GSt/s "
-              f"{100 * res.fraction_of_bound:5.1f}% correct={chk.passed} | {res.kernel}", flush=True)
+              f"{100 * (res.fraction_of_bound or float('nan')):5.1f}% correct={chk.passed} | {res.kernel}", flush=True)
         del res, chk
         cp.get_default_memory_pool().free_all_blocks()
     table.close()

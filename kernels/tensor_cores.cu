@@ -20,9 +20,24 @@
 // row (p, a) is non-empty), K_WX, K_WI (warps per block along x and along the
 // inner axis), K_PERM (1: a lane's k values come from adjacent strip columns,
 // loaded as vectors -- FP64; 0: natural order, single loads -- TF32), K_BREGS (1:
-// weight fragments held in registers), K_PF (slices of A
+// weight fragments held in registers), K_BSMEM (optional, with K_BREGS 0: weight
+// fragments copied into shared memory once per block and read from there before each
+// MMA), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
-// per SM the register allocation must allow).
+// per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
+// input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none).
+//
+// Why K_L2PF: at shallow fusion the kernel is memory-bound, and what a warp keeps in
+// flight is PF slices of A fragments in registers -- with the registers it has (12
+// warps per SM at t = 3) that is too few bytes to cover DRAM latency.  An L2 prefetch
+// costs no register: the slice arrives in L2 while the warp multiplies, and the
+// fragment loads later wait for L2, not DRAM.
+//
+// Why K_BSMEM: weight fragments "in L1" are loop-invariant loads, which the compiler
+// hoists out of the streaming loop into registers -- with many kernel rows (Box-3D1R
+// fused x2: 75 fragments) that fills 255 registers, spills, and leaves 8 warps per SM.
+// Read from shared memory through volatile loads, they cannot be hoisted: each is
+// read just before its MMA, and the registers go to more resident warps.
 
 #define IS_DOUBLE K_DOUBLE
 #ifndef K_HALF
@@ -39,9 +54,20 @@
 #define WX K_WX
 #define WI K_WI
 #define B_IN_REGS K_BREGS
+#ifndef K_BSMEM
+#define K_BSMEM 0
+#endif
+#define B_SHARED K_BSMEM
+#if B_SHARED && B_IN_REGS
+#error "K_BSMEM reads the weight fragments from shared memory; K_BREGS must be 0"
+#endif
 #define PF K_PF
 #define MINB K_MINB
 #define PERM K_PERM
+#ifndef K_L2PF
+#define K_L2PF 0
+#endif
+#define L2PF K_L2PF
 
 #if IS_DOUBLE
 typedef double real;
@@ -99,6 +125,43 @@ typedef real wtype;
 // Vector loads need the strip origin (interior column -R-LEAD) on an even column,
 // vector stores the interior itself; the host checks both (bit 0: loads, bit 1:
 // stores of `align`) for the field it passes, whose Gx may serve several kernels.
+
+#if L2PF > 0
+// Ask the L2 for the n elements from p.  Hopper: one bulk prefetch (the TMA unit fetches
+// the whole run of 16-byte units) issued by the calling thread; older GPUs: one prefetch
+// per 128-byte line, spread over the warp's lanes.
+__device__ __forceinline__ void l2_prefetch_run(const real* p, int n, int lane) {
+    const unsigned long long a0 = reinterpret_cast<unsigned long long>(p) & ~15ULL;
+    const unsigned long long a1 = (reinterpret_cast<unsigned long long>(p + n) + 15ULL) & ~15ULL;
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a0), "r"((unsigned)(a1 - a0)) : "memory");
+#else
+    for (unsigned long long a = (a0 & ~127ULL) + 128ULL * lane; a < a1; a += 32 * 128ULL)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+#endif
+}
+#endif
+
+#if B_SHARED
+// One 4- or 8-byte weight word from shared memory.  volatile: the load stays where it is
+// written, inside the streaming loop, instead of being hoisted into a register.
+__device__ __forceinline__ wtype lds_weight(const wtype* p) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+#if IS_DOUBLE
+    double v;
+    asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(a));
+    return v;
+#else
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(a));
+#if HALF
+    return v;
+#else
+    return __uint_as_float(v);
+#endif
+#endif
+}
+#endif
 
 #if HALF
 // Two FP32 accumulators as one word of 16-bit values, lo at the lower address.
@@ -192,6 +255,13 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
+#if B_SHARED
+    // Every warp of the block reads the same fragments: one copy per block, before any warp leaves.
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    wtype* wsh = reinterpret_cast<wtype*>(smem_raw);
+    for (int i = threadIdx.x; i < NROWS * KCH * 32 * NB; i += blockDim.x) wsh[i] = wfrag[i];
+    __syncthreads();
+#endif
     if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
 
 #if B_IN_REGS
@@ -203,6 +273,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #pragma unroll
             for (int j = 0; j < NB; ++j) bf[r][c][j] = to_b(wfrag[((r * KCH + c) * 32 + lane) * NB + j]);
 #define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) out_[j_] = bf[r][c][j_]; }
+#elif B_SHARED
+#define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) \
+        out_[j_] = to_b(lds_weight(wsh + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }
 #else
 #define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) \
         out_[j_] = to_b(__ldg(wfrag + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }
@@ -292,6 +365,25 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         }                                                                                      \
     }
 
+#if L2PF > 0
+    // Columns a warp's fragments read per input row: TILE_X - 8 + K_pad from the strip origin.
+#define SPAN (TILE_X - 8 + KCH * MMA_K)
+#if __CUDA_ARCH__ >= 900
+#define L2_ROWS(j_)                                                                            \
+    {                                                                                          \
+        if (lane < NI)                                                                         \
+            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + (long long)(lane - RI) * pitch_i, SPAN, lane); \
+    }
+#else
+#define L2_ROWS(j_)                                                                            \
+    {                                                                                          \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + (long long)(a_ - RI) * pitch_i, SPAN, lane); \
+    }
+#endif
+    for (int p = 0; p < L2PF; ++p)
+        if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
+#endif
 #if PF > 0
     areg an[PF][NI][KCH][NA];  // the next PF slices, in flight while this one is multiplied
 #pragma unroll
@@ -299,6 +391,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
 #endif
     for (int j = S0 - RS; j < S1 + RS; ++j) {
+#if L2PF > 0
+        if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
+#endif
 #if PF > 0
 #pragma unroll
         for (int a = 0; a < NI; ++a)

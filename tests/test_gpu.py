@@ -232,9 +232,14 @@ def test_negative_controls_fail(unit, dtype):
     ("sparse_tensor_core", "half", {"prefetch": 0}), ("sparse_tensor_core", "float", {"prefetch": 2}),
     ("sparse_tensor_core", "bfloat16", {"aregs": False}), ("sparse_tensor_core", "float", {"vector_loads": False}),
     ("sparse_tensor_core", "half", {"warps": 8, "min_blocks": 2}), ("tensor_core", "half", {"vector_loads": False}),
-    ("tensor_core", "bfloat16", {"prefetch": 0, "bregs": False})])
+    ("tensor_core", "bfloat16", {"prefetch": 0, "bregs": False}),
+    ("tensor_core", "double", {"l2_prefetch": 4}), ("tensor_core", "float", {"l2_prefetch": 1}),
+    ("tensor_core", "double", {"bregs": False, "weights_shared": True, "prefetch": 0}),
+    ("tensor_core", "half", {"weights_shared": True, "l2_prefetch": 2}),
+    ("tensor_core", "float", {"weights_shared": True, "warps": 8, "min_blocks": 2})])
 def test_kernel_knobs_keep_results_right(unit, dtype, options):
-    """The tuning knobs change the code paths (prefetch, L1 weights, scalar loads, block shape), not the result."""
+    """The tuning knobs change the code paths (prefetch, L1 or shared-memory weights, L2 prefetch, scalar loads,
+    block shape), not the result."""
     from tcadvisor.gpu.runner import run
 
     for st, t, grid in ((Stencil.box(2, 1), 3, "37x131"), (Stencil.box(3, 1), 1, "7x9x70")):

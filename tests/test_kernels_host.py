@@ -20,6 +20,7 @@ from tcadvisor.errors import TcAdvisorError
 from tcadvisor.gpu import dense16, layouts, registry, sparse_operands
 from tcadvisor.gpu.sparse_tensor_cores import SparseTensorCoreKernel
 from tcadvisor.impls import catalog
+from tcadvisor.mma import MmaShape
 from tcadvisor.reference import apply_periodic, fused_weights, random_weights
 from tcadvisor.stencil import Stencil
 from tcadvisor.transforms import spider
@@ -251,6 +252,45 @@ def test_dense_fp64_tf32_defines_unchanged(fake_gpu):
         assert "K_HALF" not in dict(defines)
 
 
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [
+    (Stencil.box(2, 1), 3, "double", {}), (Stencil.box(2, 1), 6, "double", {}), (Stencil.star(2, 1), 4, "float", {}),
+    (Stencil.box(3, 1), 2, "double", {}), (Stencil.box(3, 1), 3, "float", {}), (Stencil.box(2, 1), 1, "half", {}),
+    (Stencil.box(2, 1), 3, "double", {"prefetch": 2, "warps": 8, "min_blocks": 2}),
+    (Stencil.box(3, 1), 2, "half", {"bregs": False, "prefetch": 0}), (Stencil.box(1, 3), 2, "bfloat16", {})])
+def test_tensor_core_description_reads_back_to_its_plan(fake_gpu, stencil, fuse, dtype, options):
+    """Recorded runs keep only the kernel's line about itself; plans.recorded_tensor_core_plan must recover the
+    configuration (shape, warps, weights in registers, L1 or shared memory, both prefetches, register cap),
+    which differs from today's default once the defaults move."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.gpu.runner import default_weights, make_kernel
+
+    kern = make_kernel(stencil, registry.bundled_profile("tensor_core"), fuse, dtype, default_weights(stencil, 0),
+                       options=options)
+    back = plans.recorded_tensor_core_plan(stencil, fuse, kern.precision, kern.describe(), rowmask=kern.rowmask)
+    assert back == kern.plan, kern.describe()
+
+
+def test_tensor_core_defaults_follow_the_measured_table(fake_gpu):
+    """No knob: the TC_DEFAULTS entry for (dims, precision, fused radius) where the default MMA shape is the one
+    it was measured with; a knob given: the plain kernel otherwise."""
+    from tcadvisor.gpu.runner import default_weights, make_kernel
+
+    prof = registry.bundled_profile("tensor_core")
+    st2, st3 = Stencil.box(2, 1), Stencil.box(3, 1)
+    x3 = make_kernel(st2, prof, 3, "double", default_weights(st2, 0))
+    assert (x3.l2_prefetch, x3.weights_shared, x3.bregs) == (2, False, True)
+    assert "L2 prefetch 2 slices ahead" in x3.describe()
+    deep = make_kernel(st2, prof, 6, "double", default_weights(st2, 0))
+    assert (deep.weights_shared, deep.prefetch, deep.smem) == (True, 1, deep.plan.smem) and deep.smem > 0
+    assert "weights in shared memory" in deep.describe()
+    tf32 = make_kernel(st3, prof, 2, "float", default_weights(st3, 0))  # the knobs lost here: plain L1 weights
+    assert (tf32.weights_shared, tf32.bregs, tf32.l2_prefetch) == (False, False, 0)
+    knob = make_kernel(st2, prof, 3, "double", default_weights(st2, 0), options={"warps": 4})
+    assert (knob.l2_prefetch, knob.weights_shared) == (0, False)
+    other = make_kernel(st2, prof, 3, "double", default_weights(st2, 0), mma=MmaShape.parse("m16n8k8"))  # not measured
+    assert other.l2_prefetch == 2  # the rule: 2D, R >= 3, weights in registers
+
+
 # --------------------------------------------------------------------------- compilation
 
 CONFIGS = [
@@ -270,6 +310,9 @@ KNOBS = [("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"prefetch": 0}),
          ("sparse_tensor_core", Stencil.box(3, 1), 1, "bfloat16", {"aregs": False}),
          ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"warps": 8, "min_blocks": 2}),
          ("tensor_core", Stencil.box(2, 1), 3, "bfloat16", {"prefetch": 0, "bregs": False}),
+         ("tensor_core", Stencil.box(2, 1), 3, "float", {"l2_prefetch": 4}),
+         ("tensor_core", Stencil.box(3, 1), 2, "half", {"l2_prefetch": 2, "weights_shared": True}),
+         ("tensor_core", Stencil.box(3, 1), 2, "double", {"weights_shared": True, "prefetch": 0}),
          ("cuda_core", Stencil.box(3, 1), 3, "double", {"trap": True, "prefetch": 2, "rows": 24})]
 
 

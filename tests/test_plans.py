@@ -31,8 +31,10 @@ def plan_of(row):
     fuse, precision = int(row["fuse"]), row["precision"]
     if row["unit"] == "cuda_core":  # the configuration the run printed (defaults have moved since)
         return plans.recorded_cuda_core_plan(st, fuse, precision, row["kernel"])
-    if row["unit"] == "tensor_core":
-        return plans.plan_tensor_cores(st, fuse, precision, MmaShape.parse(row["mma"]))
+    if row["unit"] == "tensor_core":  # likewise
+        plan = plans.recorded_tensor_core_plan(st, fuse, precision, row["kernel"])
+        assert str(plan.mma) == row["mma"]
+        return plan
     return plans.plan_sparse_tensor_cores(st, fuse, precision)
 
 
@@ -178,6 +180,27 @@ def test_tensor_core_plans_count_the_rows_the_operands_have():
         plan = plans.plan_tensor_cores(st, t, "fp64", shape)
         assert plan.options["rows"] == len(con.details["rows"]) and plan.options["kch"] == con.details["chunks"]
         assert plan.mma_per_slice == plan.options["rows"] * plan.options["kch"]
+
+
+def test_tensor_core_memory_knobs():
+    """L2 prefetch and shared-memory weights: off, the kernel compiles as before; on, the shared memory a block
+    asks for is one copy of every weight fragment (32 lanes each), and contradictory or out-of-range knobs fail."""
+    st, shape = Stencil.box(3, 1), MmaShape(16, 8, 4)
+    plain = plans.plan_tensor_cores(st, 2, "fp64", shape, warps=4)  # a knob given: the others plain
+    assert not {"K_L2PF", "K_BSMEM"} & set(dict(plain.defines)) and plain.smem == 0
+    assert plain.defines == plans.plan_tensor_cores(st, 2, "fp64", shape, l2_prefetch=0, weights_shared=False).defines
+    shared = plans.plan_tensor_cores(st, 2, "fp64", shape, weights_shared=True, l2_prefetch=3)
+    d = dict(shared.defines)
+    assert d["K_BSMEM"] == 1 and d["K_L2PF"] == 3 and d["K_BREGS"] == 0
+    kch = shared.options["kch"]
+    assert shared.smem == 25 * kch * 32 * 8 == 19200  # 5 x 5 rows x 3 chunks, one double per lane (k = 4)
+    assert shared.live_words < plain.live_words
+    half = plans.plan_tensor_cores(st, 1, "fp16", MmaShape(16, 8, 16), weights_shared=True)
+    assert half.smem == 9 * 1 * 32 * 2 * 4  # 3 x 3 rows, one chunk, two 32-bit words per lane
+    with pytest.raises(TcAdvisorError, match="bregs must be off"):
+        plans.plan_tensor_cores(st, 1, "fp64", shape, bregs=True, weights_shared=True)
+    with pytest.raises(TcAdvisorError, match="l2_prefetch = 40"):
+        plans.plan_tensor_cores(st, 1, "fp64", shape, l2_prefetch=40)
 
 
 def test_calibrated_specs_carry_the_multiprocessors():

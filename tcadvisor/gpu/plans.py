@@ -85,6 +85,41 @@ DIRECT_STORE_DEPTHS = {
 }
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
+#: Dense Tensor Core kernel: the measured best memory knobs per (dimensions, precision, fused radius R), with
+#: the MMA shape they were measured with (the default shape; another shape takes the rule in
+#: :func:`plan_tensor_cores`).  Knobs: weight fragments in shared memory instead of registers or L1
+#: (``weights_shared``), slices of A fragments loaded ahead (``prefetch``; absent: the register rule), slices
+#: prefetched into L2 (``l2_prefetch``), warps per block (``warps``; absent: 4).  From two scans on the H100,
+#: every configuration against the defaults of the time in the same run and checked against the float64
+#: reference (validation/results/h100-sxm-2026-11-24/tc-mem/, tc-mem2/): the L2 prefetch took Box-2D1R FP64
+#: x3 from 443.6 to 501.9 GStencils/s, shared-memory weights FP64 x5..x8 by 23-45 % and Box-3D1R FP64 x2 from
+#: 134.4 to 158.0.  Where a simpler setting measured within 1.5 % of the best, the simpler one is kept (2D FP64
+#: R = 1, 2D FP16 R = 5, 6, 3D FP16 R = 3); an empty entry keeps the plain kernel (the knobs lost there).  BF16 runs the FP16
+#: code but for one conversion and takes its entries (R = 4 measured: 1800.5 with them, 1644.6 without).
+TC_DEFAULTS = {
+    (2, "fp64", 1): ("m16n8k4", {}), (2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2}),
+    (2, "fp64", 3): ("m16n8k16", {"l2_prefetch": 2}), (2, "fp64", 4): ("m16n8k16", {"l2_prefetch": 3}),
+    (2, "fp64", 5): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
+    (2, "fp64", 6): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
+    (2, "fp64", 7): ("m16n8k8", {"weights_shared": True, "prefetch": 1}),
+    (2, "fp64", 8): ("m16n8k8", {"weights_shared": True, "prefetch": 1}),
+    (2, "tf32", 1): ("m16n8k4", {"l2_prefetch": 1}), (2, "tf32", 2): ("m16n8k4", {"l2_prefetch": 2}),
+    (2, "tf32", 3): ("m16n8k8", {"l2_prefetch": 2}), (2, "tf32", 4): ("m16n8k8", {"l2_prefetch": 2}),
+    (2, "tf32", 5): ("m16n8k4", {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}),
+    (2, "tf32", 6): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
+    (2, "tf32", 7): ("m16n8k8", {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}),
+    (2, "fp16", 1): ("m16n8k16", {}), (2, "fp16", 2): ("m16n8k16", {}),
+    (2, "fp16", 3): ("m16n8k16", {"l2_prefetch": 2}), (2, "fp16", 4): ("m16n8k16", {"l2_prefetch": 2}),
+    (2, "fp16", 5): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
+    (2, "fp16", 6): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
+    (2, "fp16", 7): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
+    (3, "fp64", 1): ("m16n8k4", {"l2_prefetch": 2}), (3, "fp64", 2): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
+    (3, "fp64", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 0}),
+    (3, "tf32", 1): ("m16n8k4", {}), (3, "tf32", 2): ("m16n8k4", {}),
+    (3, "tf32", 3): ("m16n8k8", {"weights_shared": True, "prefetch": 0, "warps": 8, "l2_prefetch": 2}),
+    (3, "fp16", 1): ("m16n8k16", {}), (3, "fp16", 2): ("m16n8k16", {"weights_shared": True, "prefetch": 1, "warps": 8}),
+    (3, "fp16", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
+}
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
@@ -468,6 +503,26 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
+_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, weights in (registers|L1|shared memory), "
+                      r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?min (\d+) blocks/SM")
+
+
+def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
+                              rowmask: int | None = None) -> LaunchPlan:
+    """The plan of a recorded dense Tensor Core run, from the kernel's description of itself
+    (:meth:`tcadvisor.gpu.tensor_cores.TensorCoreKernel.describe`): its MMA shape, warps per block,
+    where its weights lived, the slices it loaded ahead into registers and into L2, and its register cap.
+    Descriptions from before the L2 prefetch and the shared-memory weights name neither, and were made
+    without them."""
+    m = _TC_TEXT.match(description)
+    if not m:
+        raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
+    where = m[3]
+    return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
+                             prefetch=int(m[4]), warps=int(m[2]), min_blocks=int(m[6]), rowmask=rowmask,
+                             l2_prefetch=int(m[5] or 0), weights_shared=where == "shared memory")
+
+
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
     """Fraction of a 3D CUDA-core tile's rows computed, averaged over the t steps (1 without ``trap``).
 
@@ -514,15 +569,26 @@ def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
 
 
 def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaShape, bregs: bool | None = None,
-                      prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
-                      rowmask: int | None = None) -> LaunchPlan:
+                      prefetch: int | None = None, warps: int | None = None, min_blocks: int | None = None,
+                      rowmask: int | None = None, l2_prefetch: int | None = None,
+                      weights_shared: bool | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
     K_pad × 8 band per non-empty kernel row (K_pad = 2R + 8 + lead padded to k),
     K_pad/k MMAs per row and slice.  Weight fragments live in registers up to
     :data:`B_REG_LIMIT` per lane, and one slice of input fragments is loaded
-    ahead where they take at most :data:`A_PREFETCH_LIMIT` registers.
+    ahead where they take at most :data:`A_PREFETCH_LIMIT` registers.  ``l2_prefetch``: input slices
+    ahead of the one being multiplied whose rows the warp asks the L2 to fetch (0: none).
+    ``weights_shared``: weight fragments copied into shared memory per block and read before each
+    MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
+
+    With no knob given, the measured best of :data:`TC_DEFAULTS` applies where it has an entry for this
+    configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory,
+    and 2D kernels of fused radius 3 or more with weights in registers prefetch 2 slices into L2 (the
+    rule those scans followed everywhere they were measured).  A knob given leaves the others at their
+    plain values (weights in registers where they fit, else L1; no L2 prefetch; 4 warps), so that a
+    scan varies one thing at a time.
     """
     from ..transforms import rowband
 
@@ -539,14 +605,33 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     na = shape.m * shape.k // (64 if half else 32)
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
-    bregs = (b_regs <= B_REG_LIMIT) if bregs is None else bool(bregs)
+    if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared)):
+        entry = TC_DEFAULTS.get((d, "fp16" if precision == "bf16" else precision, R))
+        if entry is not None and entry[0] == str(shape):
+            chosen = entry[1]
+        else:
+            chosen = {"weights_shared": b_regs > B_REG_LIMIT,
+                      "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
+        weights_shared = chosen.get("weights_shared", False)
+        prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
+    warps = 4 if warps is None else int(warps)
+    min_blocks = 1 if min_blocks is None else int(min_blocks)
+    weights_shared = bool(weights_shared)
+    if weights_shared and bregs:
+        raise TcAdvisorError("weights_shared reads the weight fragments from shared memory; bregs must be off")
+    bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
     a_regs = ni * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
+    l2_prefetch = 0 if l2_prefetch is None else l2_prefetch
+    if int(l2_prefetch) != l2_prefetch or not 0 <= l2_prefetch <= 32:
+        raise TcAdvisorError(f"l2_prefetch = {l2_prefetch}: the Tensor Core kernel prefetches 0 to 32 slices ahead")
+    l2_prefetch = int(l2_prefetch)
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     words = _WORDS[precision] if precision == "fp64" else 1
     # Weight fragments "in L1" are loop-invariant loads, which the compiler hoists into registers all the same,
     # keeping about twice their registers (the counts of the validation runs, docs/model.md "Registers").
-    live = (max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words + b_regs * words * (1 if bregs else 2)
+    live = ((max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words
+            + (nb * words if weights_shared else b_regs * words * (1 if bregs else 2)))
     permuted = precision == "fp64" or half
     mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
     defines = (("K_DOUBLE", int(precision == "fp64")), ("K_MMA_M", shape.m), ("K_MMA_K", shape.k), ("K_R", R),
@@ -555,13 +640,19 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                ("K_PERM", int(permuted)))
     if half:  # the FP64/TF32 configurations compile exactly as before (no K_HALF)
         defines += (("K_HALF", {"fp16": 1, "bf16": 2}[precision]),)
+    if l2_prefetch:  # without these the kernel compiles exactly as before
+        defines += (("K_L2PF", l2_prefetch),)
+    if weights_shared:
+        defines += (("K_BSMEM", 1),)
+    smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8
-    return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), 0,
+    return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
                       rows * kch,
                       options={"k_pad": k_pad, "kch": kch, "ns": ns, "ni": ni, "rows": rows, "bregs": bregs,
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
-                               "permuted": permuted, "half": half})
+                               "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
+                               "weights_shared": bool(weights_shared)})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

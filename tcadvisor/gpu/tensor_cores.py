@@ -90,7 +90,8 @@ class TensorCoreKernel(MatrixUnitKernel):
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
-                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True):
+                 warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
+                 l2_prefetch: int | None = None, weights_shared: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -118,7 +119,8 @@ class TensorCoreKernel(MatrixUnitKernel):
         rowmask = sum(1 << i for i, idx in enumerate(all_rows) if idx in nonzero)
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_tensor_cores(stencil, fuse, precision, self.shape, bregs=bregs, prefetch=prefetch,
-                                            warps=warps, min_blocks=min_blocks, rowmask=rowmask)
+                                            warps=warps, min_blocks=min_blocks, rowmask=rowmask,
+                                            l2_prefetch=l2_prefetch, weights_shared=weights_shared)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -131,9 +133,17 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.wx, self.wi = plan.options["wx"], plan.options["wi"]
         self.bregs = plan.options["bregs"]
         self.prefetch = plan.options["prefetch"]
-        self.min_blocks = int(min_blocks)
+        self.l2_prefetch = plan.options["l2_prefetch"]
+        self.weights_shared = plan.options["weights_shared"]
+        self.smem = plan.smem
+        if self.smem > device_info()["smem_optin"]:
+            raise TcAdvisorError(f"weights_shared needs {self.smem // 1024} KiB of shared memory per block; this GPU "
+                                 f"allows {device_info()['smem_optin'] // 1024} KiB")
+        self.min_blocks = plan.options["min_blocks"]
         self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", plan.defines).get_function("tc_stream")
+        if self.smem > 48 * 1024:
+            self.kernel.max_dynamic_shared_size_bytes = self.smem
         self.tile_x = plan.outputs["x"]
         self.threads = plan.threads
 
@@ -181,7 +191,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         return 1, 1, f.pitch_y, f.pitch_z, 0, 0
 
     def _slots(self) -> int:
-        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
+        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, self.smem)
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         ni, ns, pi, ps, gi, gs = self._axes(fin)
@@ -193,7 +203,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         align = int(self.vector_loads and (gx - self.R - lead) % vec == 0) | (int(gx % 2 == 0) << 1)
         self.kernel(grid, (self.threads,), (fin.data, fout.data, self.wfrag, i32(fin.nx), i32(ni), i32(ns),
                                              np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs),
-                                             i32(per), i32(align)))
+                                             i32(per), i32(align)), shared_mem=self.smem)
 
     def executed_flops(self, shape3) -> float:
         """FLOPs the Tensor Cores execute in one sweep: every MMA issued, padding included."""
@@ -202,8 +212,10 @@ class TensorCoreKernel(MatrixUnitKernel):
     def describe(self) -> str:
         return (f"{self.shape} {self.precision.upper()}, α = {self.alpha} ({float(self.alpha):.3f}), "
                 f"{self.kch} K-chunk(s) x {self.nonzero_rows} kernel rows, {self.wx * self.wi} warps/block, "
-                f"weights in {'registers' if self.bregs else 'L1'}, prefetch {self.prefetch}, "
-                f"min {self.min_blocks} blocks/SM, "
+                f"weights in {'registers' if self.bregs else 'shared memory' if self.weights_shared else 'L1'}, "
+                f"prefetch {self.prefetch}, "
+                + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
+                + f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")
 
 
