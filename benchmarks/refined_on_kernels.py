@@ -1,4 +1,4 @@
-"""The refined model against a recorded kernel benchmark: its error per stencil, precision and CUDA-core path.
+"""The refined model against a recorded kernel benchmark: its error per stencil, precision and kernel path.
 
 Every bundled-kernel row of the benchmark's kernels.csv is predicted by the refined model on the configuration
 the kernel printed about itself (tcadvisor.refinement.recorded_plan), with the calibrated spec given, and the
@@ -48,7 +48,9 @@ def main(argv=None) -> int:
                 continue
             if not opt.available:
                 continue
-            path = "copies" if "copied asynchronously" in r["kernel"] else ""
+            path = " + ".join(name for name, text in (("copies", "copied asynchronously"),
+                                                      ("shared weights", "weights in shared memory"),
+                                                      ("L2 prefetch", "L2 prefetch")) if text in r["kernel"])
             groups.setdefault((r["unit"], r["stencil"], r["dtype"], path), []).append(
                 opt.gstencils / float(r["gstencils"]) - 1)
     lines = [f"# Refined model against {args.kernels}", "", f"Spec: {args.spec}; error = predicted / measured - 1.",

@@ -92,7 +92,7 @@ B_REG_LIMIT = 40
 #: prefetched into L2 (``l2_prefetch``), warps per block (``warps``; absent: 4).  From two scans on the H100,
 #: every configuration against the defaults of the time in the same run and checked against the float64
 #: reference (validation/results/h100-sxm-2026-11-24/tc-mem/, tc-mem2/): the L2 prefetch took Box-2D1R FP64
-#: x3 from 443.6 to 501.9 GStencils/s, shared-memory weights FP64 x5..x8 by 23-45 % and Box-3D1R FP64 x2 from
+#: x3 from 443.6 to 501.9 GStencils/s, shared-memory weights FP64 x5..x8 by 28-45 % and Box-3D1R FP64 x2 from
 #: 134.4 to 158.0.  Where a simpler setting measured within 1.5 % of the best, the simpler one is kept (2D FP64
 #: R = 1, 2D FP16 R = 5, 6, 3D FP16 R = 3); an empty entry keeps the plain kernel (the knobs lost there).  BF16 runs the FP16
 #: code but for one conversion and takes its entries (R = 4 measured: 1800.5 with them, 1644.6 without).
@@ -629,9 +629,12 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     words = _WORDS[precision] if precision == "fp64" else 1
     # Weight fragments "in L1" are loop-invariant loads, which the compiler hoists into registers all the same,
-    # keeping about twice their registers (the counts of the validation runs, docs/model.md "Registers").
+    # keeping about twice their registers (the counts of the validation runs, docs/model.md "Registers").  Read
+    # from shared memory they stay in the loop, but the compiler issues those loads early, as far as registers
+    # allow: the 2D runs of kernels-4 kept 0.8-1.3 registers per 32-bit word of them (FP64 to the 255 cap), 3D
+    # FP32/FP64 fewer (0.1-0.2); counted like weights in registers, the estimate errs towards fewer warps.
     live = ((max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words
-            + (nb * words if weights_shared else b_regs * words * (1 if bregs else 2)))
+            + b_regs * words * (1 if bregs or weights_shared else 2))
     permuted = precision == "fp64" or half
     mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
     defines = (("K_DOUBLE", int(precision == "fp64")), ("K_MMA_M", shape.m), ("K_MMA_K", shape.k), ("K_R", R),
