@@ -5,7 +5,7 @@ grid, then timed on the large grid (median of repeats, CUDA events).  Used to
 choose the defaults in tcadvisor/gpu/cuda_cores.py and tensor_cores.py; the
 results of each run are kept under validation/results/.
 
-    python benchmarks/tune_gpu_kernels.py --out DIR [--only cc|cc-deep|cc-async|cc-async-fp64|cc-async-tiles|cc-strips-fp64|cc-direct|cc-fp32-deep|cc3d|tc|tc-loads|tc-mem|tc-mem2|tc-shapes|sptc]
+    python benchmarks/tune_gpu_kernels.py --out DIR [--only SCAN]   (SCAN: a key of SCANS below)
 """
 from __future__ import annotations
 
@@ -171,15 +171,17 @@ def variants_tc_mem():
     """Dense Tensor Cores with the two memory knobs (kernels/tensor_cores.cu K_L2PF, K_BSMEM) against the defaults
     of the time, same run: input rows prefetched into L2 some slices ahead (``l2_prefetch``; the memory-bound
     shallow depths, where a warp keeps too few bytes in flight) and weight fragments read from shared memory
-    (``weights_shared``; the deep and 3D configurations, whose L1 weights the compiler hoists into 255 registers and spills)."""
+    (``weights_shared``; the deep and 3D configurations, whose L1 weights the compiler hoists into 255 registers
+    and spills)."""
     out = []
     b2 = "10240x10240"
     for mma, t in (("m16n8k4", 1), ("m16n8k4", 2), ("m16n8k16", 3), ("m16n8k16", 4)):
         for opts in ({}, {"l2_prefetch": 2}, {"l2_prefetch": 4}, {"l2_prefetch": 8}, {"l2_prefetch": 16}):
             out.append(("Box-2D1R", "double", b2, "tensor_core", t, mma, opts))
     for opts in ({"prefetch": 2}, {"prefetch": 2, "l2_prefetch": 4}, {"prefetch": 0, "l2_prefetch": 4},
-                 {"prefetch": 0, "l2_prefetch": 8}, {"weights_shared": True}, {"weights_shared": True, "l2_prefetch": 4},
-                 {"weights_shared": True, "l2_prefetch": 8}, {"weights_shared": True, "min_blocks": 4, "l2_prefetch": 4},
+                 {"prefetch": 0, "l2_prefetch": 8}, {"weights_shared": True},
+                 {"weights_shared": True, "l2_prefetch": 4}, {"weights_shared": True, "l2_prefetch": 8},
+                 {"weights_shared": True, "min_blocks": 4, "l2_prefetch": 4},
                  {"weights_shared": True, "prefetch": 2, "l2_prefetch": 4}, {"warps": 8, "l2_prefetch": 4}):
         out.append(("Box-2D1R", "double", b2, "tensor_core", 3, "m16n8k16", opts))
     for dtype, t in (("float", 3), ("float", 4), ("half", 4), ("half", 3)):
@@ -222,16 +224,21 @@ def variants_tc_mem2():
         out.append(("Box-2D1R", "double", b2, "tensor_core", 3, None, opts))
     for dtype, depths in (("double", (5, 6, 7, 8)), ("float", (5, 6, 7)), ("half", (5, 6, 7))):
         for t in depths:
-            for opts in ({}, {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
-                         {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}, {"weights_shared": True, "prefetch": 2}):
+            for opts in ({}, {"weights_shared": True, "prefetch": 1},
+                         {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
+                         {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2},
+                         {"weights_shared": True, "prefetch": 2}):
                 out.append(("Box-2D1R", dtype, b2, "tensor_core", t, None, opts))
     for dtype, t in (("double", 1), ("float", 1), ("half", 1)):
         for opts in ({}, {"l2_prefetch": 1}, {"l2_prefetch": 2}):
             out.append(("Box-3D1R", dtype, b3, "tensor_core", t, None, opts))
     for dtype, t in (("double", 2), ("float", 2), ("half", 2), ("double", 3), ("float", 3), ("half", 3)):
-        for opts in ({}, {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
-                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}, {"weights_shared": True, "prefetch": 1, "min_blocks": 3},
-                     {"weights_shared": True, "prefetch": 1, "warps": 8}, {"weights_shared": True, "prefetch": 1, "warps": 2},
+        for opts in ({}, {"weights_shared": True, "prefetch": 1},
+                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 1},
+                     {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2},
+                     {"weights_shared": True, "prefetch": 1, "min_blocks": 3},
+                     {"weights_shared": True, "prefetch": 1, "warps": 8},
+                     {"weights_shared": True, "prefetch": 1, "warps": 2},
                      {"weights_shared": True, "prefetch": 0, "warps": 8, "l2_prefetch": 2}):
             out.append(("Box-3D1R", dtype, b3, "tensor_core", t, None, opts))
     for name, dtype, t in (("Box-2D2R", "double", 2), ("Box-2D3R", "double", 1), ("Box-2D3R", "double", 2),
@@ -268,10 +275,23 @@ def variants_cc_fp32_deep():
     return out
 
 
+#: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
+SCANS = {
+    "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
+    "cc-deep": lambda args: variants_cc_deep(), "cc-async": lambda args: variants_cc_async(),
+    "cc-async-fp64": lambda args: variants_cc_async_fp64(), "cc-async-tiles": lambda args: variants_cc_async_tiles(),
+    "cc-strips-fp64": lambda args: variants_cc_strips_fp64(), "cc-direct": lambda args: variants_cc_direct(),
+    "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc3d": lambda args: variants_cc3d(args.candidates),
+    "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
+    "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
+    "sptc": lambda args: variants_sptc(),
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["cc", "cc-deep", "cc-async", "cc-async-fp64", "cc-async-tiles", "cc-strips-fp64", "cc-direct", "cc-fp32-deep", "cc3d", "tc", "tc-loads", "tc-mem", "tc-mem2", "tc-shapes", "sptc"])
+    ap.add_argument("--only", choices=sorted(SCANS), help="one scan (default: the CUDA-core and Tensor Core basics)")
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
@@ -283,12 +303,7 @@ def main():
     cp = cupy()
     os.makedirs(args.out, exist_ok=True)
     small = {2: "61x203", 3: "9x11x77"}
-    chosen = {"tc-loads": variants_tc_loads, "sptc": variants_sptc, "cc-deep": variants_cc_deep,
-              "cc-async": variants_cc_async, "cc-async-fp64": variants_cc_async_fp64,
-              "cc-async-tiles": variants_cc_async_tiles, "cc-strips-fp64": variants_cc_strips_fp64,
-              "cc-direct": variants_cc_direct, "cc-fp32-deep": variants_cc_fp32_deep, "tc-mem": variants_tc_mem, "tc-mem2": variants_tc_mem2, "tc-shapes": variants_tc_shapes,
-              "cc3d": lambda: variants_cc3d(args.candidates)}.get(
-        args.only, lambda: variants(args.only))()
+    chosen = SCANS[args.only](args) if args.only else variants(None)
     chosen = [c for c in chosen if args.dtype in (None, c[1])]
     # Rows are written as they are measured, so a run cut off at its time limit still leaves a table.
     table = open(os.path.join(args.out, "tuning.csv"), "w", newline="")

@@ -94,8 +94,9 @@ B_REG_LIMIT = 40
 #: reference (validation/results/h100-sxm-2026-11-24/tc-mem/, tc-mem2/): the L2 prefetch took Box-2D1R FP64
 #: x3 from 443.6 to 501.9 GStencils/s, shared-memory weights FP64 x5..x8 by 28-45 % and Box-3D1R FP64 x2 from
 #: 134.4 to 158.0.  Where a simpler setting measured within 1.5 % of the best, the simpler one is kept (2D FP64
-#: R = 1, 2D FP16 R = 5, 6, 3D FP16 R = 3); an empty entry keeps the plain kernel (the knobs lost there).  BF16 runs the FP16
-#: code but for one conversion and takes its entries (R = 4 measured: 1800.5 with them, 1644.6 without).
+#: R = 1, 2D FP16 R = 5, 6, 3D FP16 R = 3); an empty entry keeps the plain kernel (the knobs lost there).
+#: BF16 runs the FP16 code but for one conversion and takes its entries (R = 4 measured: 1800.5 with them,
+#: 1644.6 without).
 TC_DEFAULTS = {
     (2, "fp64", 1): ("m16n8k4", {}), (2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2}),
     (2, "fp64", 3): ("m16n8k16", {"l2_prefetch": 2}), (2, "fp64", 4): ("m16n8k16", {"l2_prefetch": 3}),
@@ -113,11 +114,13 @@ TC_DEFAULTS = {
     (2, "fp16", 5): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
     (2, "fp16", 6): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
     (2, "fp16", 7): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
-    (3, "fp64", 1): ("m16n8k4", {"l2_prefetch": 2}), (3, "fp64", 2): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
+    (3, "fp64", 1): ("m16n8k4", {"l2_prefetch": 2}),
+    (3, "fp64", 2): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
     (3, "fp64", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 0}),
     (3, "tf32", 1): ("m16n8k4", {}), (3, "tf32", 2): ("m16n8k4", {}),
     (3, "tf32", 3): ("m16n8k8", {"weights_shared": True, "prefetch": 0, "warps": 8, "l2_prefetch": 2}),
-    (3, "fp16", 1): ("m16n8k16", {}), (3, "fp16", 2): ("m16n8k16", {"weights_shared": True, "prefetch": 1, "warps": 8}),
+    (3, "fp16", 1): ("m16n8k16", {}),
+    (3, "fp16", 2): ("m16n8k16", {"weights_shared": True, "prefetch": 1, "warps": 8}),
     (3, "fp16", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
 }
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
