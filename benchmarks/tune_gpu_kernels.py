@@ -263,6 +263,25 @@ def variants_tc_shapes():
     return out
 
 
+def variants_sptc_l2():
+    """The Sparse Tensor Core kernel with its input rows prefetched into L2 (``l2_prefetch``, as the dense kernel
+    since tc-mem) against its defaults, same run: every precision and depth of Box-2D1R, and the other
+    stencils at their depths."""
+    out = []
+    for dtype in ("half", "float", "bfloat16"):
+        for t in range(1, 8):
+            for l2 in (0, 1, 2, 3, 4):
+                out.append(("Box-2D1R", dtype, "10240x10240", "sparse_tensor_core", t, None,
+                            {"l2_prefetch": l2} if l2 else {}))
+    for name, grid, depths in (("Box-2D2R", "10240x10240", (1, 2, 3)), ("Box-2D3R", "10240x10240", (1, 2)),
+                               ("Box-3D1R", "512x512x512", (1, 2, 3))):
+        for dtype in ("half", "float"):
+            for t in depths:
+                for l2 in (0, 1, 2):
+                    out.append((name, dtype, grid, "sparse_tensor_core", t, None, {"l2_prefetch": l2} if l2 else {}))
+    return out
+
+
 def variants_cc_fp32_deep():
     """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
     issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
@@ -284,7 +303,7 @@ SCANS = {
     "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc3d": lambda args: variants_cc3d(args.candidates),
     "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
-    "sptc": lambda args: variants_sptc(),
+    "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),
 }
 
 

@@ -43,7 +43,8 @@
 // (1: weight fragments in registers; 0: read from L1 at every use), K_PF (0-2: slices
 // loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
 // K_ORDERED (optional; default 1 on sm_90+, else 0), K_UNROLL (optional, default 1: slices per trip of
-// the streaming loop).
+// the streaming loop), K_L2PF (optional; slices ahead whose input rows the warp asks the L2 for,
+// kernels/l2_prefetch.cuh; 0 or absent: none).
 
 #define PREC K_PREC
 #define R K_R
@@ -57,6 +58,13 @@
 #define MINB K_MINB
 #ifndef K_UNROLL
 #define K_UNROLL 1
+#endif
+#ifndef K_L2PF
+#define K_L2PF 0
+#endif
+#define L2PF K_L2PF
+#if L2PF > 0
+#include "l2_prefetch.cuh"
 #endif
 #define TCA_STR(x) #x
 #define TCA_UNROLL(n) _Pragma(TCA_STR(unroll n))
@@ -278,6 +286,25 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 
     unsigned bf[NI][KC][4];
     uint4 cur[NI][KC];
+#if L2PF > 0
+    // The warp's windows cover input columns x0 - R ... x0 - R + TILE_X + L - 1 of each row.
+    const real* strip = in + (long long)(Gi + I) * pitch_i + Gx + X0 - R;
+#if L2_PREFETCH_ONE_THREAD
+#define L2_ROWS(j_)                                                                            \
+    {                                                                                          \
+        if (lane < NI)                                                                         \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)(lane - RI) * pitch_i, TILE_X + L, lane); \
+    }
+#else
+#define L2_ROWS(j_)                                                                            \
+    {                                                                                          \
+        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)(a_ - RI) * pitch_i, TILE_X + L, lane); \
+    }
+#endif
+    for (int p = 0; p < L2PF; ++p)
+        if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
+#endif
 #if PF > 0
     uint4 rn[PF][NI][KC];  // the next PF slices, raw, in flight while this one is multiplied
 #pragma unroll
@@ -287,6 +314,9 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     // K_UNROLL slices per trip (default 1).
     TCA_UNROLL(K_UNROLL)
     for (int j = S0 - RS; j < S1 + RS; ++j) {
+#if L2PF > 0
+        if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
+#endif
 #if PF > 0
 #pragma unroll
         for (int a = 0; a < NI; ++a)

@@ -27,11 +27,9 @@
 // per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none).
 //
-// Why K_L2PF: at shallow fusion the kernel is memory-bound, and what a warp keeps in
-// flight is PF slices of A fragments in registers -- with the registers it has (12
-// warps per SM at t = 3) that is too few bytes to cover DRAM latency.  An L2 prefetch
-// costs no register: the slice arrives in L2 while the warp multiplies, and the
-// fragment loads later wait for L2, not DRAM.
+// Why K_L2PF (kernels/l2_prefetch.cuh): at shallow fusion the kernel is memory-bound, and
+// the PF slices of A fragments a warp holds ahead in registers (12 warps per SM at t = 3)
+// are too few bytes in flight to cover DRAM latency.
 //
 // Why K_BSMEM: weight fragments "in L1" are loop-invariant loads, which the compiler
 // hoists out of the streaming loop into registers -- with many kernel rows (Box-3D1R
@@ -127,19 +125,7 @@ typedef real wtype;
 // stores of `align`) for the field it passes, whose Gx may serve several kernels.
 
 #if L2PF > 0
-// Ask the L2 for the n elements from p.  Hopper: one bulk prefetch (the TMA unit fetches
-// the whole run of 16-byte units) issued by the calling thread; older GPUs: one prefetch
-// per 128-byte line, spread over the warp's lanes.
-__device__ __forceinline__ void l2_prefetch_run(const real* p, int n, int lane) {
-    const unsigned long long a0 = reinterpret_cast<unsigned long long>(p) & ~15ULL;
-    const unsigned long long a1 = (reinterpret_cast<unsigned long long>(p + n) + 15ULL) & ~15ULL;
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a0), "r"((unsigned)(a1 - a0)) : "memory");
-#else
-    for (unsigned long long a = (a0 & ~127ULL) + 128ULL * lane; a < a1; a += 32 * 128ULL)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-#endif
-}
+#include "l2_prefetch.cuh"
 #endif
 
 #if B_SHARED
@@ -368,7 +354,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #if L2PF > 0
     // Columns a warp's fragments read per input row: TILE_X - 8 + K_pad from the strip origin.
 #define SPAN (TILE_X - 8 + KCH * MMA_K)
-#if __CUDA_ARCH__ >= 900
+#if L2_PREFETCH_ONE_THREAD
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
         if (lane < NI)                                                                         \

@@ -150,15 +150,16 @@ def grid_of(ctx: Context) -> tuple[int, int, int]:
 
 
 def recorded_plan(ctx: Context, description: str):
-    """The plan a recorded run of a bundled kernel was made with: the CUDA-core and dense Tensor Core
-    configurations from the kernel's own description (their defaults have changed between runs), the sparse
-    kernel's from its defaults."""
+    """The plan a recorded run of a bundled kernel was made with: the configuration from the kernel's own
+    description (defaults have changed between runs); without a description, today's default."""
     from .gpu import plans
 
     if ctx.impl.kernel == "cuda_cores" and description:
         return plans.recorded_cuda_core_plan(ctx.stencil, ctx.fuse, ctx.precision, description)
     if ctx.impl.kernel == "tensor_cores" and description:
         return plans.recorded_tensor_core_plan(ctx.stencil, ctx.fuse, ctx.precision, description)
+    if ctx.impl.kernel == "sparse_tensor_cores" and description:
+        return plans.recorded_sparse_tensor_core_plan(ctx.stencil, ctx.fuse, ctx.precision, description)
     return plan_for(ctx.impl.kernel, ctx.stencil, ctx.fuse, ctx.precision, ctx.mma)
 
 

@@ -234,6 +234,7 @@ def test_negative_controls_fail(unit, dtype):
     ("sparse_tensor_core", "half", {"warps": 8, "min_blocks": 2}), ("tensor_core", "half", {"vector_loads": False}),
     ("tensor_core", "bfloat16", {"prefetch": 0, "bregs": False}),
     ("tensor_core", "double", {"l2_prefetch": 4}), ("tensor_core", "float", {"l2_prefetch": 1}),
+    ("sparse_tensor_core", "half", {"l2_prefetch": 2}), ("sparse_tensor_core", "float", {"l2_prefetch": 3}),
     ("tensor_core", "double", {"bregs": False, "weights_shared": True, "prefetch": 0}),
     ("tensor_core", "half", {"weights_shared": True, "l2_prefetch": 2}),
     ("tensor_core", "float", {"weights_shared": True, "warps": 8, "min_blocks": 2})])

@@ -270,6 +270,35 @@ def test_tensor_core_description_reads_back_to_its_plan(fake_gpu, stencil, fuse,
     assert back == kern.plan, kern.describe()
 
 
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [
+    (Stencil.box(2, 1), 3, "float", {}), (Stencil.box(2, 1), 3, "half", {}), (Stencil.box(2, 1), 5, "bfloat16", {}),
+    (Stencil.star(3, 1), 2, "half", {}), (Stencil.box(2, 1), 2, "float", {"prefetch": 0, "aregs": False}),
+    (Stencil.box(2, 1), 3, "half", {"l2_prefetch": 2, "unroll": 2})])
+def test_sparse_description_reads_back_to_its_plan(fake_gpu, stencil, fuse, dtype, options):
+    """As for the dense kernel: the line a sparse run recorded gives back its plan (L2 prefetch included)."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.gpu.runner import default_weights, make_kernel
+
+    kern = make_kernel(stencil, registry.bundled_profile("sparse_tensor_core"), fuse, dtype,
+                       default_weights(stencil, 0), options=options)
+    back = plans.recorded_sparse_tensor_core_plan(stencil, fuse, kern.precision, kern.describe(),
+                                                  linemask=kern.linemask)
+    assert back == kern.plan, kern.describe()
+
+
+def test_sparse_l2_prefetch_defaults_follow_the_measured_table(fake_gpu):
+    from tcadvisor.gpu.plans import SPTC_L2_DEFAULTS
+    from tcadvisor.gpu.runner import default_weights, make_kernel
+
+    prof, st = registry.bundled_profile("sparse_tensor_core"), Stencil.box(2, 1)
+    for t, dtype, expected in ((3, "float", SPTC_L2_DEFAULTS[2, "tf32", 3]), (3, "half", 0),
+                               (5, "bfloat16", SPTC_L2_DEFAULTS[2, "fp16", 5]), (7, "half", 0)):
+        kern = make_kernel(st, prof, t, dtype, default_weights(st, 0))
+        assert kern.l2_prefetch == expected and (f"L2 prefetch {expected} slices ahead" in kern.describe()) == (
+            expected > 0)
+    assert make_kernel(st, prof, 3, "float", default_weights(st, 0), options={"prefetch": 2}).l2_prefetch == 0
+
+
 def test_tensor_core_defaults_follow_the_measured_table(fake_gpu):
     """No knob: the TC_DEFAULTS entry for (dims, precision, fused radius) where the default MMA shape is the one
     it was measured with; a knob given: the plain kernel otherwise."""
@@ -311,6 +340,8 @@ KNOBS = [("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"prefetch": 0}),
          ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"warps": 8, "min_blocks": 2}),
          ("tensor_core", Stencil.box(2, 1), 3, "bfloat16", {"prefetch": 0, "bregs": False}),
          ("tensor_core", Stencil.box(2, 1), 3, "float", {"l2_prefetch": 4}),
+         ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"l2_prefetch": 2}),
+         ("sparse_tensor_core", Stencil.box(3, 1), 1, "float", {"l2_prefetch": 2}),
          ("tensor_core", Stencil.box(3, 1), 2, "half", {"l2_prefetch": 2, "weights_shared": True}),
          ("tensor_core", Stencil.box(3, 1), 2, "double", {"weights_shared": True, "prefetch": 0}),
          ("cuda_core", Stencil.box(3, 1), 3, "double", {"trap": True, "prefetch": 2, "rows": 24})]
@@ -360,6 +391,20 @@ def test_spider_construction_is_the_advisors():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_kernel_sources_inline_their_local_headers():
+    """NVRTC compiles one string: the backend inlines kernels/l2_prefetch.cuh where a kernel includes it, so the
+    compiled source (and CuPy's cache key, the text) carries the header's code."""
+    from tcadvisor.gpu.backend import _source
+
+    header = open(os.path.join(ROOT, "kernels", "l2_prefetch.cuh")).read()
+    for name in ("tensor_cores.cu", "sparse_tensor_cores.cu"):
+        raw = open(os.path.join(ROOT, "kernels", name)).read()
+        assert '#include "l2_prefetch.cuh"' in raw
+        text = _source(name)
+        assert '#include "l2_prefetch.cuh"' not in text and header in text
+    assert _source("cuda_cores_2d.cu") == open(os.path.join(ROOT, "kernels", "cuda_cores_2d.cu")).read()
+
+
 def test_hold_kernel_compiles():
     """kernels/hold.cu, launched before every timed interval (tcadvisor.gpu.timing)."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,6 +6,7 @@ once per process (and CuPy caches the binary on disk across processes).
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ..data import data_dir
@@ -60,9 +61,18 @@ def device_info() -> dict:
     }
 
 
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
+
+
 @lru_cache(maxsize=None)
 def _source(name: str) -> str:
-    return (data_dir("kernels") / name).read_text()
+    """The text of ``kernels/name`` with its local ``#include "x.cuh"`` lines replaced by those files.
+
+    NVRTC compiles a string; inlining the headers here (instead of an include path) also keeps
+    CuPy's cache, keyed by the source text, right when a header changes.
+    """
+    text = (data_dir("kernels") / name).read_text()
+    return _LOCAL_INCLUDE.sub(lambda m: _source(m.group(1)), text)
 
 
 @lru_cache(maxsize=None)

@@ -123,6 +123,19 @@ TC_DEFAULTS = {
     (3, "fp16", 2): ("m16n8k16", {"weights_shared": True, "prefetch": 1, "warps": 8}),
     (3, "fp16", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
 }
+#: Sparse Tensor Core kernel: input slices prefetched into L2 ahead of use (``l2_prefetch``) per (dimensions,
+#: precision, fused radius R), the measured best of a scan of 0-4 slices against none in the same H100 run, every
+#: configuration checked against the float64 reference (validation/results/h100-sxm-2026-11-24/sptc-l2/):
+#: TF32 in 2D gained at every R = 1..7 (Box-2D1R x3 702 -> 828, x5 910 -> 1098 GStencils/s), FP16 at R = 4..6
+#: (2-6 %), 3D FP16 at R = 1 and 3 (2-4 %).  Keys not listed, and those where the prefetch lost or stayed within
+#: 1.5 % (FP16 R = 1..3 and 7 in 2D, TF32 in 3D), prefetch nothing.  BF16 takes FP16's entries, as in
+#: :data:`TC_DEFAULTS` (BF16 measured at every R in 2D: within 1 % of FP16 with the same distance).
+SPTC_L2_DEFAULTS = {
+    (2, "tf32", 1): 3, (2, "tf32", 2): 3, (2, "tf32", 3): 4, (2, "tf32", 4): 3, (2, "tf32", 5): 3,
+    (2, "tf32", 6): 4, (2, "tf32", 7): 3,
+    (2, "fp16", 4): 4, (2, "fp16", 5): 4, (2, "fp16", 6): 4,
+    (3, "fp16", 1): 2, (3, "fp16", 3): 1,
+}
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
@@ -526,6 +539,25 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
                              l2_prefetch=int(m[5] or 0), weights_shared=where == "shared memory")
 
 
+_SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, weights in (registers|L1), prefetch (\d+), "
+                        r"(?:L2 prefetch (\d+) slices ahead, )?(\d+) slice\(s\) per trip")
+
+
+def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
+                                     linemask: int | None = None) -> LaunchPlan:
+    """The plan of a recorded Sparse Tensor Core run, from the kernel's description of itself
+    (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
+    weights lived, slices loaded ahead into registers and into L2, slices per trip.  Descriptions from before
+    the L2 prefetch do not name it, and were made without it; the register cap is not in the line (every
+    recorded run had the default, one block per SM)."""
+    m = _SPTC_TEXT.match(description)
+    if not m:
+        raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
+    return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[2] == "registers", prefetch=int(m[3]),
+                                    warps=int(m[1]), linemask=linemask, unroll=int(m[5]),
+                                    l2_prefetch=int(m[4] or 0))
+
+
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
     """Fraction of a 3D CUDA-core tile's rows computed, averaged over the t steps (1 without ``trap``).
 
@@ -562,6 +594,14 @@ def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:
 
 
 # --------------------------------------------------------------------------- dense Tensor Cores
+
+
+def _l2_prefetch_slices(value, kernel: str) -> int:
+    """The ``l2_prefetch`` knob of the Tensor Core kernels (kernels/l2_prefetch.cuh) checked: 0 to 32 slices."""
+    value = 0 if value is None else value
+    if int(value) != value or not 0 <= value <= 32:
+        raise TcAdvisorError(f"l2_prefetch = {value}: the {kernel} kernel prefetches 0 to 32 slices ahead")
+    return int(value)
 
 
 def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
@@ -625,10 +665,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
     a_regs = ni * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
-    l2_prefetch = 0 if l2_prefetch is None else l2_prefetch
-    if int(l2_prefetch) != l2_prefetch or not 0 <= l2_prefetch <= 32:
-        raise TcAdvisorError(f"l2_prefetch = {l2_prefetch}: the Tensor Core kernel prefetches 0 to 32 slices ahead")
-    l2_prefetch = int(l2_prefetch)
+    l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Tensor Core")
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     words = _WORDS[precision] if precision == "fp64" else 1
     # Weight fragments "in L1" are loop-invariant loads, which the compiler hoists into registers all the same,
@@ -666,7 +703,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
 
 def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs: bool | None = None,
                              prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
-                             linemask: int | None = None, unroll: int | None = None) -> LaunchPlan:
+                             linemask: int | None = None, unroll: int | None = None,
+                             l2_prefetch: int | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -676,6 +714,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     (validation/results/h100-sxm-2026-11-23/kernels/tuning-sptc-prefetch.csv, Box-2D1R x3 and Box-2D3R):
     TF32 with its fragments in registers (up to :data:`A_REG_LIMIT`) and 2 slices in flight (57-59% of
     the bound), FP16/BF16 with fragments read from L1 (fewer registers, more resident warps) and 1 slice.
+    ``l2_prefetch``: input slices ahead whose rows the warp asks the L2 for (0: none), as in the dense kernel;
+    with no knob given, :data:`SPTC_L2_DEFAULTS`.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -689,6 +729,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
     kc = chunks(precision)
     a_regs = lines * kc * 5
+    if l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll)) and (warps, min_blocks) == (4, 1):
+        l2_prefetch = SPTC_L2_DEFAULTS.get((d, "fp16" if precision == "bf16" else precision, R), 0)
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
     aregs = bool(aregs)
@@ -698,6 +740,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     unroll = 1 if unroll is None else int(unroll)
     if unroll not in (1, 2, 4, 8):
         raise TcAdvisorError(f"unroll {unroll}: the sparse kernel streams 1, 2, 4 or 8 slices per trip")
+    l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Sparse Tensor Core")
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     # Weight fragments read "from L1" are loop-invariant loads that the compiler hoists into registers all the
     # same: the FP16 validation runs compiled to a_regs more registers than the arrays alone (docs/model.md).
@@ -706,12 +749,15 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     defines = (("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni),
                ("K_LINEMASK", f"{mask:#x}ULL"), ("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
                ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll))
+    if l2_prefetch:  # without it the kernel compiles exactly as before
+        defines += (("K_L2PF", l2_prefetch),)
     tile_x = L * SEGMENTS  # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
                       (32 * warps, 1, 1), 0, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
                       defines, SHAPES[precision], lines * kc,
                       options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
-                               "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll})
+                               "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
+                               "l2_prefetch": l2_prefetch})
 
 
 # --------------------------------------------------------------------------- registers

@@ -88,7 +88,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
-                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None):
+                 warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
+                 l2_prefetch: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -108,11 +109,12 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_sparse_tensor_cores(stencil, fuse, precision, aregs=aregs, prefetch=prefetch,
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
-                                                   unroll=unroll)
+                                                   unroll=unroll, l2_prefetch=l2_prefetch)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
         self.unroll = self.plan.options["unroll"]
+        self.l2_prefetch = self.plan.options["l2_prefetch"]
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
         self.kernel = module("sparse_tensor_cores.cu", self.plan.defines).get_function("sptc_stream")
@@ -175,7 +177,9 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
                 f"kernel lines, {self.wx * self.wi} warps/block, weights in {'registers' if self.aregs else 'L1'}, "
-                f"prefetch {self.prefetch}, {self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
+                f"prefetch {self.prefetch}, "
+                + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
+                + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
 
 
 KERNEL = SparseTensorCoreKernel
