@@ -35,7 +35,7 @@ def plan_of(row):
         plan = plans.recorded_tensor_core_plan(st, fuse, precision, row["kernel"])
         assert str(plan.mma) == row["mma"]
         return plan
-    return plans.plan_sparse_tensor_cores(st, fuse, precision)
+    return plans.recorded_sparse_tensor_core_plan(st, fuse, precision, row["kernel"])
 
 
 def registers_of(row) -> int:
