@@ -263,6 +263,17 @@ def variants_tc_shapes():
     return out
 
 
+def variants_cc_keep():
+    """2D CUDA cores keeping each step's own columns in registers (K_KEEP: the next step reads only its halo
+    columns from shared memory) against the defaults otherwise, same run, at the depths near each curve's best."""
+    cases = ((("Box-2D1R", "Star-2D1R"), "double", range(4, 17)),
+             (("Box-2D1R", "Star-2D1R"), "float", range(6, 17)),
+             (("Box-2D2R",), "double", (3, 4, 6, 8)), (("Box-2D2R",), "float", (3, 4, 6, 8)),
+             (("Box-2D3R",), "double", (2, 5)), (("Box-2D3R",), "float", (2, 5)))
+    return [(name, dtype, "10240x10240", "cuda_core", t, None, {"keep_columns": k})
+            for names, dtype, depths in cases for name in names for t in depths for k in (False, True)]
+
+
 def variants_sptc_l2():
     """The Sparse Tensor Core kernel with its input rows prefetched into L2 (``l2_prefetch``, as the dense kernel
     since tc-mem) against its defaults, same run: every precision and depth of Box-2D1R, and the other
@@ -300,7 +311,7 @@ SCANS = {
     "cc-deep": lambda args: variants_cc_deep(), "cc-async": lambda args: variants_cc_async(),
     "cc-async-fp64": lambda args: variants_cc_async_fp64(), "cc-async-tiles": lambda args: variants_cc_async_tiles(),
     "cc-strips-fp64": lambda args: variants_cc_strips_fp64(), "cc-direct": lambda args: variants_cc_direct(),
-    "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc3d": lambda args: variants_cc3d(args.candidates),
+    "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc-keep": lambda args: variants_cc_keep(), "cc3d": lambda args: variants_cc3d(args.candidates),
     "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),

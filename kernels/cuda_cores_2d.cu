@@ -25,10 +25,18 @@
 // without the detour through shared memory (one store and one load of shared
 // memory per output saved, and the slot T of shared memory with them).
 //
+// K_KEEP = 1 keeps each step's own V outputs of the last iteration in registers:
+// the next step reads them from there and only its 2*RX halo columns from shared
+// memory (RX + V + RX loads become 2*RX).  Steps are then run from T down to 1
+// within an iteration -- they are independent there, each reading what its
+// predecessor produced one iteration earlier -- so that step s still reads the
+// registers of step s - 1 before step s - 1 overwrites them.  Costs (T-1)*NR*V
+// registers; saves shared-memory wavefronts and load instructions.
+//
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
 // K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
-// thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC (optional,
-// default 0).  Weights live in __constant__ memory, so every FMA takes its weight
+// thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC, K_DIRECT,
+// K_KEEP (optional, default 0).  Weights live in __constant__ memory, so every FMA takes its weight
 // straight from the constant bank.
 // Shared rows are stored "by residue": element L sits at (L % V)*SUBLEN + L / V,
 // which makes both the thread-contiguous reads and the coalesced writes
@@ -48,6 +56,10 @@ typedef K_REAL real;
 #ifndef K_DIRECT
 #define K_DIRECT 0
 #endif
+#ifndef K_KEEP
+#define K_KEEP 0
+#endif
+#define NKEEP (K_KEEP && T > 1 ? T - 1 : 1)  // steps whose outputs a later step reads from registers
 #define NSLOT (T + 1 - K_DIRECT)  // buffered steps in shared memory (slot T: finished rows, unless K_DIRECT)
 
 #define KW (2 * RX + 1)
@@ -118,6 +130,16 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
 #pragma unroll
             for (int v = 0; v < V; ++v) pend[s][m][v] = real(0);
 
+#if K_KEEP
+    real keep[NKEEP][NR][V];  // keep[s - 1]: this thread's outputs of step s, last iteration
+#pragma unroll
+    for (int s = 0; s < NKEEP; ++s)
+#pragma unroll
+        for (int rr = 0; rr < NR; ++rr)
+#pragma unroll
+            for (int v = 0; v < V; ++v) keep[s][rr][v] = real(0);  // as the zeroed shared rows
+#endif
+
     real ld[NR][V];
     // Coalesced load of NR input rows from row q: thread tid takes strip columns tid + k*NT.
 #define LOAD_ROWS(q)                                                                 \
@@ -176,14 +198,27 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
 #else
         LOAD_ROWS(Y0 - RY * T + (i + 1) * NR);  // the next iteration's input rows, in flight meanwhile
 #endif
+#if K_KEEP
+#pragma unroll
+        for (int s = T; s >= 1; --s) {  // from T down to 1 (see the header)
+#else
 #pragma unroll
         for (int s = 1; s <= T; ++s) {
+#endif
             const real* src = BUF(s - 1, (s == 1) ? (i & 1) : ((i - 1) & 1));
 #pragma unroll
             for (int rr = 0; rr < NR; ++rr) {
                 real vals[NV];
 #pragma unroll
-                for (int j = 0; j < NV; ++j) vals[j] = src[rr * ROWBUF + sidx(tid * V + j)];
+                for (int j = 0; j < NV; ++j) {
+#if K_KEEP
+                    if (s > 1 && j >= RX && j < RX + V) {  // own columns: step s - 1's outputs, kept
+                        vals[j] = keep[s > 1 ? s - 2 : 0][rr][j - RX];
+                        continue;
+                    }
+#endif
+                    vals[j] = src[rr * ROWBUF + sidx(tid * V + j)];
+                }
                 real res[V];
 #pragma unroll
                 for (int v = 0; v < V; ++v) {
@@ -209,6 +244,12 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
                         pend[s - 1][NPEND > 0 ? NPEND - 1 : 0][v] = p;
                     }
                 }
+#if K_KEEP
+                if (s < T) {
+#pragma unroll
+                    for (int v = 0; v < V; ++v) keep[s - 1][rr][v] = res[v];
+                }
+#endif
                 if (K_DIRECT && s == T) {  // output row q of this iteration, straight to global memory
                     const int q = Y0 + (i - T + 1) * NR - 2 * RY * T + rr;
                     if (q >= Y0 && q < Y1) {

@@ -87,7 +87,8 @@ CASES_2D = [(Stencil.box(2, 1), t, dtype) for t in (1, 3, 8, 12) for dtype in ("
 
 
 #: The knobs (the GPU scans choose among them): 3D trimmed rows, planes in flight, rows per thread, tile shapes;
-#: 1D/2D input rows copied into shared memory with cp.async (deferred to the wait by the emulation).
+#: 1D/2D input rows copied into shared memory with cp.async (deferred to the wait by the emulation), outputs
+#: stored from registers, each step's own columns kept in registers.
 KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3, "float", {"trap": True}),
             (Stencil.box(3, 1), 5, "double", {"trap": True, "prefetch": 2}),
             (Stencil.box(3, 1), 2, "double", {"prefetch": 3}), (Stencil.box(3, 1), 3, "float", {"rows": 32}),
@@ -103,7 +104,11 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.box(1, 2), 4, "float", {"async_copy": True}),
             (Stencil.box(2, 1), 12, "double", {"direct_store": True}),
             (Stencil.star(2, 2), 3, "float", {"direct_store": True, "async_copy": True, "rows_per_iter": 2}),
-            (Stencil.box(1, 1), 5, "double", {"direct_store": True})]
+            (Stencil.box(1, 1), 5, "double", {"direct_store": True}),
+            (Stencil.box(2, 1), 12, "double", {"keep_columns": True, "async_copy": True, "direct_store": True}),
+            (Stencil.star(2, 1), 5, "float", {"keep_columns": True, "rows_per_iter": 3}),
+            (Stencil.box(2, 2), 3, "float", {"keep_columns": True, "direct_store": True, "rows_per_iter": 2}),
+            (Stencil.box(1, 2), 4, "double", {"keep_columns": True}), (Stencil.box(2, 1), 1, "float", {"keep_columns": True})]
 
 
 def _ids(v):
@@ -134,6 +139,22 @@ def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, d
     assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
     again = run_sweep(kernel, x, reverse=True)
     assert np.array_equal(out.view(np.uint8), again.view(np.uint8)), "result depends on the order of threads or blocks (a race)"
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [
+    (Stencil.box(2, 1), 7, "double", {}), (Stencil.star(2, 1), 4, "float", {"rows_per_iter": 2}),
+    (Stencil.box(2, 2), 3, "double", {"async_copy": True, "direct_store": True})], ids=_ids)
+def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, options):
+    """keep_columns only moves where a step reads its own columns from (registers instead of shared memory) and
+    the order of the steps within an iteration: every FMA sees the same operands in the same order, so the
+    output is bit for bit the same -- and the kernel reads fewer shared-memory values."""
+    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    w = random_weights(stencil.mask(), np.random.default_rng(5))
+    x = data((1, 23, 300), dtype)
+    plain = host_kernels(stencil, fuse, dtype, precision, w, **options)
+    kept = host_kernels(stencil, fuse, dtype, precision, w, keep_columns=True, **options)
+    assert "own columns kept in registers" in kept.describe() and dict(kept.plan.defines)["K_KEEP"] == 1
+    assert np.array_equal(run_sweep(plain, x).view(np.uint8), run_sweep(kept, x).view(np.uint8))
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float")],

@@ -57,7 +57,7 @@ class CudaCoreKernel(BundledKernel):
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
                  rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                  prefetch: int | None = None, rows_per_thread: int | None = None, async_copy: bool | None = None,
-                 direct_store: bool | None = None):
+                 direct_store: bool | None = None, keep_columns: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -68,7 +68,8 @@ class CudaCoreKernel(BundledKernel):
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
                                           rows=rows, trap=trap, prefetch=prefetch, rows_per_thread=rows_per_thread,
-                                          async_copy=async_copy, direct_store=direct_store)
+                                          async_copy=async_copy, direct_store=direct_store,
+                                          keep_columns=keep_columns)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
@@ -173,7 +174,8 @@ class CudaCoreKernel(BundledKernel):
         if self.stencil.dims <= 2:
             layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
                       + (", rows copied asynchronously" if opts.get("async") else "")
-                      + (", outputs stored from registers" if opts.get("direct") else ""))
+                      + (", outputs stored from registers" if opts.get("direct") else "")
+                      + (", own columns kept in registers" if opts.get("keep") else ""))
         else:
             layout = (f"{self.bx}x{self.by} threads x {self.v} columns"
                       + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")

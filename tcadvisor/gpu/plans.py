@@ -83,6 +83,18 @@ DIRECT_STORE_DEPTHS = {
     ("fp32", "box", 1): (6, 12, 14, 15), ("fp32", "star", 1): (6, 10, 12, 14, 15, 16),
     ("fp64", "box", 2): (4, 8), ("fp32", "box", 2): (4, 6, 8), ("fp64", "box", 3): (2, 5), ("fp32", "box", 3): (2, 5),
 }
+#: 2D CUDA-core kernel: depths at which keeping each step's own columns in registers (K_KEEP, the next step
+#: reads only its halo columns from shared memory) measured faster by more than 1.5 % than the defaults otherwise,
+#: both ways in one H100 run (validation/results/h100-sxm-2026-11-24/cc-keep/, 120 configurations): Box-2D1R
+#: FP32 t = 15 1553 -> 1760, FP64 t = 11 859 -> 973, Star-2D1R FP64 t = 11 992 -> 1123 GStencils/s.  Where it lost
+#: (Box-2D1R FP64 t = 12 with its 512-column strips: 908 -> 793; FP32 t = 8-10, 13, 16) the extra (t - 1)·V
+#: registers cost resident warps; the measured set is kept as it is, like DIRECT_STORE_DEPTHS.
+KEEP_COLUMNS_DEPTHS = {
+    ("fp64", "box", 1): (6, 7, 8, 9, 10, 11, 13, 14, 15, 16),
+    ("fp64", "star", 1): (6, 8, 9, 10, 11, 12, 13, 14, 15, 16),
+    ("fp32", "box", 1): (6, 7, 11, 12, 14, 15), ("fp32", "star", 1): (6, 7, 9, 10, 11, 12, 14, 15, 16),
+    ("fp64", "box", 2): (8,), ("fp32", "box", 2): (3, 4, 6, 8), ("fp64", "box", 3): (2, 5), ("fp32", "box", 3): (5,),
+}
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
 #: Dense Tensor Core kernel: the measured best memory knobs per (dimensions, precision, fused radius R), with
@@ -376,7 +388,8 @@ class LaunchPlan:
 def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None = None, cols: int | None = None,
                     rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                     prefetch: int | None = None, rows_per_thread: int | None = None,
-                    async_copy: bool | None = None, direct_store: bool | None = None) -> LaunchPlan:
+                    async_copy: bool | None = None, direct_store: bool | None = None,
+                    keep_columns: bool | None = None) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
@@ -385,7 +398,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     ``async_copy`` copies the next input rows into shared memory with cp.async
     instead of through registers (1D/2D only; default :data:`ASYNC_FROM_FP64_R1`);
     ``direct_store`` writes the last step's rows to global memory from registers
-    instead of staging them in shared memory (1D/2D only).
+    instead of staging them in shared memory (1D/2D only); ``keep_columns`` keeps each step's own
+    outputs in registers for the next step, which then reads only its halo columns from shared memory
+    (1D/2D only).
     3D: tiles of ``cols`` = bx·v × ``rows`` = by points of the xy-plane streamed
     along z; ``trap`` computes each step only on the rows that can reach a valid
     output, ``prefetch`` input planes are in flight per thread, each thread owns
@@ -412,8 +427,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     trap = bool(trap)
     prefetch = 1 if prefetch is None else prefetch
     rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
-    if stencil.dims == 3 and (rows_per_iter is not None or async_copy or direct_store):
-        raise TcAdvisorError("rows_per_iter, async_copy and direct_store are options of the 1D/2D CUDA-core kernel")
+    if stencil.dims == 3 and (rows_per_iter is not None or async_copy or direct_store or keep_columns):
+        raise TcAdvisorError("rows_per_iter, async_copy, direct_store and keep_columns are options of the 1D/2D "
+                             "CUDA-core kernel")
     if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
         raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
     if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
@@ -429,6 +445,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         if direct_store is None:
             direct_store = stencil.dims == 2 and t in DIRECT_STORE_DEPTHS.get((precision, stencil.shape, r), ())
         direct_store = bool(direct_store)
+        if keep_columns is None:
+            keep_columns = stencil.dims == 2 and t in KEEP_COLUMNS_DEPTHS.get((precision, stencil.shape, r), ())
+        keep_columns = bool(keep_columns)
         if v is None:
             v = dv
             while v > 1 and t * 2 * ry * v * words > PEND_WORDS_2D:
@@ -449,13 +468,15 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         rowbuf = _cc_rowbuf(cols, r, v, size)
         smem = (t + 1 - direct_store) * 2 * nr * rowbuf * size  # t steps (+ finished rows), double-buffered
         npend = max(2 * ry, 1)
-        live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v) * words
+        live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v
+                + (t - 1) * nr * v * keep_columns) * words
         defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
+        defines += (("K_KEEP", 1),) * keep_columns
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
-                                   "async": bool(async_copy), "direct": direct_store,
+                                   "async": bool(async_copy), "direct": direct_store, "keep": keep_columns,
                                    "flops_per_update": 2 * stencil.K})
     if v is None:
         v = 4
@@ -488,7 +509,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
 _CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
-                        r"(, outputs stored from registers)?, halo")
+                        r"(, outputs stored from registers)?(, own columns kept in registers)?, halo")
 
 
 def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, description: str) -> LaunchPlan:
@@ -515,7 +536,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr,
-                                   async_copy=bool(m[4]), direct_store=bool(m[5]))
+                                   async_copy=bool(m[4]), direct_store=bool(m[5]), keep_columns=bool(m[6]))
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
