@@ -274,6 +274,15 @@ def variants_cc_keep():
             for names, dtype, depths in cases for name in names for t in depths for k in (False, True)]
 
 
+def variants_cc_keep_strips():
+    """After variants_cc_keep: strip widths with the kept columns near the FP64 best depths, Star-2D1R (its
+    fraction of bound, 55 %, just under Box-2D1R's 57 %) and Box-2D1R."""
+    return [(name, "double", "10240x10240", "cuda_core", t, None,
+             {"v": v, "cols": cols, "rows_per_iter": 1, "keep_columns": True})
+            for name in ("Star-2D1R", "Box-2D1R") for t in (9, 10, 11, 12, 13)
+            for v, cols in ((2, 256), (2, 512), (1, 128), (2, 384), (1, 256))]
+
+
 def variants_sptc_l2():
     """The Sparse Tensor Core kernel with its input rows prefetched into L2 (``l2_prefetch``, as the dense kernel
     since tc-mem) against its defaults, same run: every precision and depth of Box-2D1R, and the other
@@ -311,7 +320,8 @@ SCANS = {
     "cc-deep": lambda args: variants_cc_deep(), "cc-async": lambda args: variants_cc_async(),
     "cc-async-fp64": lambda args: variants_cc_async_fp64(), "cc-async-tiles": lambda args: variants_cc_async_tiles(),
     "cc-strips-fp64": lambda args: variants_cc_strips_fp64(), "cc-direct": lambda args: variants_cc_direct(),
-    "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc-keep": lambda args: variants_cc_keep(), "cc3d": lambda args: variants_cc3d(args.candidates),
+    "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc-keep": lambda args: variants_cc_keep(),
+    "cc-keep-strips": lambda args: variants_cc_keep_strips(), "cc3d": lambda args: variants_cc3d(args.candidates),
     "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),

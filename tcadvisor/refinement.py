@@ -231,6 +231,8 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         v, r = plan.options["v"], ctx.stencil.radius
         w = plan.options.get("w", 1)  # 3D: rows per thread share their 2r halo rows
         loads = (v + 2 * r) / v * (1 if plan.dims <= 2 else (2 * r + w) / w)  # one row (2D), 2r+w rows per w (3D)
+        if plan.options.get("keep"):  # 2D, own columns kept: steps 2..t read only their 2r halo columns
+            loads = (v + 2 * r + (plan.fuse - 1) * 2 * r) / (plan.fuse * v)
         pending = 2 * (plan.options["ry"] if plan.dims <= 2 else r)
         words = 2 if plan.precision == "fp64" else 1
         rows = plan.slices_per_step * (plan.tile["y"] if plan.dims == 3 else 1)
