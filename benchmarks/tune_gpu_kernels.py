@@ -283,6 +283,18 @@ def variants_cc_keep_strips():
             for v, cols in ((2, 256), (2, 512), (1, 128), (2, 384), (1, 256))]
 
 
+def variants_l2_check():
+    """The default configurations that prefetch into L2, dense and sparse, at their defaults: re-timed after a
+    refactor of kernels/l2_prefetch.cuh, against the same configurations in a kernel benchmark."""
+    b2, b3 = "10240x10240", "512x512x512"
+    dense = [("Box-2D1R", "double", b2, t) for t in (2, 3, 4)] + [("Box-2D1R", "float", b2, t) for t in (1, 3, 4)] + [
+        ("Box-2D1R", "half", b2, t) for t in (3, 4)] + [("Box-3D1R", "double", b3, 1)]
+    sparse = [("Box-2D1R", "float", b2, t) for t in (1, 3, 5, 7)] + [("Box-2D1R", "half", b2, t) for t in (4, 5, 6)] + [
+        ("Box-3D1R", "half", b3, t) for t in (1, 3)]
+    return ([(n, d, g, "tensor_core", t, None, {}) for n, d, g, t in dense]
+            + [(n, d, g, "sparse_tensor_core", t, None, {}) for n, d, g, t in sparse])
+
+
 def variants_sptc_l2():
     """The Sparse Tensor Core kernel with its input rows prefetched into L2 (``l2_prefetch``, as the dense kernel
     since tc-mem) against its defaults, same run: every precision and depth of Box-2D1R, and the other
@@ -321,7 +333,7 @@ SCANS = {
     "cc-async-fp64": lambda args: variants_cc_async_fp64(), "cc-async-tiles": lambda args: variants_cc_async_tiles(),
     "cc-strips-fp64": lambda args: variants_cc_strips_fp64(), "cc-direct": lambda args: variants_cc_direct(),
     "cc-fp32-deep": lambda args: variants_cc_fp32_deep(), "cc-keep": lambda args: variants_cc_keep(),
-    "cc-keep-strips": lambda args: variants_cc_keep_strips(), "cc3d": lambda args: variants_cc3d(args.candidates),
+    "cc-keep-strips": lambda args: variants_cc_keep_strips(), "l2-check": lambda args: variants_l2_check(), "cc3d": lambda args: variants_cc3d(args.candidates),
     "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),

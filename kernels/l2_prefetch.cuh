@@ -26,7 +26,10 @@ __device__ __forceinline__ void l2_prefetch_run(const T* p, int n, int lane) {
 #endif
 }
 
-// Whether one thread's call prefetches a whole run (Hopper) or every lane must call (older GPUs).
+// Whether one thread's call prefetches a whole run (Hopper) or every lane must call (older GPUs).  Each
+// kernel spells out its own row loop with it: a shared helper over the rows of a slice compiled to other
+// register assignments and measured 2-6 % slower for the sparse kernel
+// (validation/results/h100-sxm-2026-11-24/l2-refactor-check/).
 #if __CUDA_ARCH__ >= 900
 #define L2_PREFETCH_ONE_THREAD 1
 #else
