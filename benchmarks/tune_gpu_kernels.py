@@ -134,12 +134,18 @@ def variants_cc_strips_fp64():
 def variants_cc_direct():
     """2D CUDA cores storing the last step's rows from registers (K_DIRECT) against staging them in shared
     memory, at the defaults otherwise (the FP64 copies included), over the depths near each curve's best."""
+    return _cc2d_both_ways("direct_store", fp32_depths=(6, 8, 10, 12, 14, 15, 16))
+
+
+def _cc2d_both_ways(knob, fp32_depths):
+    """2D CUDA cores with ``knob`` off and on, same run, at the defaults otherwise: Box-2D1R and Star-2D1R FP64 at
+    t = 4..16 and FP32 at ``fp32_depths``, Box-2D2R at t = 3, 4, 6, 8 and Box-2D3R at t = 2, 5 in both."""
     cases = ((("Box-2D1R", "Star-2D1R"), "double", range(4, 17)),
-             (("Box-2D1R", "Star-2D1R"), "float", (6, 8, 10, 12, 14, 15, 16)),
+             (("Box-2D1R", "Star-2D1R"), "float", fp32_depths),
              (("Box-2D2R",), "double", (3, 4, 6, 8)), (("Box-2D2R",), "float", (3, 4, 6, 8)),
              (("Box-2D3R",), "double", (2, 5)), (("Box-2D3R",), "float", (2, 5)))
-    return [(name, dtype, "10240x10240", "cuda_core", t, None, {"direct_store": d})
-            for names, dtype, depths in cases for name in names for t in depths for d in (False, True)]
+    return [(name, dtype, "10240x10240", "cuda_core", t, None, {knob: on})
+            for names, dtype, depths in cases for name in names for t in depths for on in (False, True)]
 
 
 def variants_sptc():
@@ -266,12 +272,7 @@ def variants_tc_shapes():
 def variants_cc_keep():
     """2D CUDA cores keeping each step's own columns in registers (K_KEEP: the next step reads only its halo
     columns from shared memory) against the defaults otherwise, same run, at the depths near each curve's best."""
-    cases = ((("Box-2D1R", "Star-2D1R"), "double", range(4, 17)),
-             (("Box-2D1R", "Star-2D1R"), "float", range(6, 17)),
-             (("Box-2D2R",), "double", (3, 4, 6, 8)), (("Box-2D2R",), "float", (3, 4, 6, 8)),
-             (("Box-2D3R",), "double", (2, 5)), (("Box-2D3R",), "float", (2, 5)))
-    return [(name, dtype, "10240x10240", "cuda_core", t, None, {"keep_columns": k})
-            for names, dtype, depths in cases for name in names for t in depths for k in (False, True)]
+    return _cc2d_both_ways("keep_columns", fp32_depths=range(6, 17))
 
 
 def variants_cc_keep_strips():

@@ -88,6 +88,18 @@ def module(filename: str, defines: tuple[tuple[str, object], ...]):
     return mod
 
 
+def use_shared_memory(kernel, smem: int, device: dict, what: str, hint: str = "") -> None:
+    """Let ``kernel`` launch with ``smem`` bytes of dynamic shared memory per block: refused in one line (``what``
+    needs ..., then ``hint``) beyond what one block may have on ``device`` (:func:`device_info`); opted in above
+    the default 48 KiB."""
+    limit = device["smem_optin"]
+    if smem > limit:
+        raise TcAdvisorError(f"{what} needs {smem // 1024} KiB of shared memory per block; "
+                             f"this GPU allows {limit // 1024} KiB{hint}")
+    if smem > 48 * 1024:
+        kernel.max_dynamic_shared_size_bytes = smem
+
+
 def blocks_per_sm(kernel, threads: int, smem: int) -> int:
     """Resident blocks per multiprocessor for a compiled kernel (occupancy API, else an estimate)."""
     cp = cupy()

@@ -17,7 +17,7 @@ from ..errors import TcAdvisorError
 from ..mma import MmaShape
 from ..stencil import Stencil
 from . import plans
-from .backend import blocks_per_sm, cupy, device_info, module
+from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
 from .checking import Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
@@ -90,14 +90,8 @@ class CudaCoreKernel(BundledKernel):
                                f"tcadvisor.gpu.plans computed {layout[1]}")
         self.smem = plan.smem
         self.threads = plan.block
-        limit = device_info()["smem_optin"]
-        if self.smem > limit:
-            raise TcAdvisorError(
-                f"{stencil.name} fused x{fuse} on CUDA cores needs {self.smem // 1024} KiB of shared memory per block; "
-                f"this GPU allows {limit // 1024} KiB (use a smaller fusion depth)"
-            )
-        if self.smem > 48 * 1024:
-            self.kernel.max_dynamic_shared_size_bytes = self.smem
+        use_shared_memory(self.kernel, self.smem, device_info(), f"{stencil.name} fused x{fuse} on CUDA cores",
+                          " (use a smaller fusion depth)")
         self.set_weights(self.weights)
 
     def _const_int(self, name: str) -> int:

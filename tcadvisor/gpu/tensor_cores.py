@@ -20,7 +20,7 @@ from ..transforms import rowband
 from ..transforms.base import Construction
 from . import dense16
 from . import plans
-from .backend import blocks_per_sm, cupy, device_info, module
+from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import MatrixUnitKernel
@@ -136,14 +136,10 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.l2_prefetch = plan.options["l2_prefetch"]
         self.weights_shared = plan.options["weights_shared"]
         self.smem = plan.smem
-        if self.smem > device_info()["smem_optin"]:
-            raise TcAdvisorError(f"weights_shared needs {self.smem // 1024} KiB of shared memory per block; this GPU "
-                                 f"allows {device_info()['smem_optin'] // 1024} KiB")
         self.min_blocks = plan.options["min_blocks"]
         self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", plan.defines).get_function("tc_stream")
-        if self.smem > 48 * 1024:
-            self.kernel.max_dynamic_shared_size_bytes = self.smem
+        use_shared_memory(self.kernel, self.smem, device_info(), "weights_shared")
         self.tile_x = plan.outputs["x"]
         self.threads = plan.threads
 
