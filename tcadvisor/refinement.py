@@ -137,6 +137,52 @@ def _file_constants() -> dict[sp.Symbol, float]:
     return values
 
 
+@lru_cache(maxsize=1)
+def _file_intervals() -> dict[str, dict]:
+    path = data_dir(CONSTANTS_FILE[0]).joinpath(*CONSTANTS_FILE[1:])
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    found = raw.get("intervals") if isinstance(raw, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """How far measurements fell from the refined prediction, on configurations the fit never saw.
+
+    ``low`` and ``high`` are quantiles of measured/predicted over the leave-one-shape-out
+    residuals of one unit and precision (``level`` of them lie between); ``n`` is how many
+    held-out runs they come from.  A prediction ``p`` then has the interval [low·p, high·p].
+    """
+
+    low: float
+    high: float
+    level: float
+    n: int
+    source: str
+
+    def around(self, prediction: float) -> tuple[float, float]:
+        return self.low * prediction, self.high * prediction
+
+
+def prediction_interval(unit: str, precision: str) -> Interval | None:
+    """The cross-validated interval of the refined model for ``unit`` at ``precision`` (None: none recorded).
+
+    Read from the ``intervals`` section of models/fitted/refined-terms.yaml, keyed
+    ``unit/precision`` (written by the fit with the constants it goes with).
+    """
+    entry = _file_intervals().get(f"{unit}/{precision}")
+    if not isinstance(entry, dict):
+        return None
+    try:
+        return Interval(float(entry["low"]), float(entry["high"]), float(entry["level"]), int(entry["n"]),
+                        str(entry.get("source", "leave-one-shape-out residuals")))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 # --------------------------------------------------------------------------- the plan's quantities
 
 
