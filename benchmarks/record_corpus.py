@@ -64,7 +64,7 @@ def precompile(configs, workers: int, budget_s: float) -> dict:
     times, errors = [], 0
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers) as pool:
-        pending = pool.imap_unordered(_compile, unique, chunksize=2)
+        pending = pool.imap_unordered(_compile, unique)  # chunksize 1: an iterator with next(timeout)
         for _ in unique:
             remaining = budget_s - (time.time() - t0)
             if remaining <= 0:
