@@ -30,7 +30,7 @@ BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
 #: A spec file is a few kilobytes; anything far larger is not one (and is not read into memory).
 MAX_FILE_BYTES = 1 << 20
 _TOP_LEVEL_2 = ("schema", "name", "vendor", "architecture", "aliases", "device_names", "default",
-                "notes", "sources", "bandwidth", "peak", "multiprocessors")
+                "notes", "sources", "bandwidth", "peak", "multiprocessors", "compute_capability")
 #: Keys of the optional ``multiprocessors`` section: integer counts, sizes in KiB, the clock in GHz.
 _SM_COUNTS = ("count", "registers", "max_warps", "max_blocks")
 _SM_KIB = ("shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_reserved_kib")
@@ -302,6 +302,28 @@ def _multiprocessors(path: Path, raw: Any, sources: Mapping[str, str]) -> Multip
                            max_blocks=counts["max_blocks"], source=_source(path, where, raw, sources))
 
 
+def _compute_capability(path: Path, raw: Any, sources: Mapping[str, str]) -> tuple[tuple[int, int], str]:
+    """The optional ``compute_capability`` field, ``{value: "9.0", source: ...}``: (major, minor) and its source.
+
+    Read so that the advisor can tell, from the spec alone, whether a bundled kernel's
+    instructions exist on the GPU; ``value`` is the string major.minor.  A YAML number is refused:
+    ``8.10`` would be read as 8.1, a different GPU.
+    """
+    where = "compute_capability"
+    example = '{value: "9.0", source: <a key of sources or a citation>}'
+    if not isinstance(raw, Mapping):
+        raise _fail(path, where, f"expected a mapping such as {example}, got {raw!r}")
+    _check_keys(path, where, raw, ("value", "source"))
+    value = raw.get("value")
+    if not isinstance(value, str):
+        raise _fail(path, f"{where}.value", f"expected a quoted major.minor such as \"8.0\" (a YAML number loses "
+                                            f"digits: 8.10 is 8.1), got {value!r}")
+    parts = value.strip().split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or int(parts[0]) < 1:
+        raise _fail(path, f"{where}.value", f"expected major.minor such as \"8.0\" or \"9.0\", got {value!r}")
+    return (int(parts[0]), int(parts[1])), _source(path, where, raw, sources)
+
+
 def parse_spec(raw: Any, path: Path) -> GpuSpec:
     """Validate the content of one spec file and build a :class:`GpuSpec`."""
     if not isinstance(raw, Mapping):
@@ -336,6 +358,8 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
     if "notes" in raw:
         _text(path, "notes", raw["notes"])
     sms = _multiprocessors(path, raw["multiprocessors"], sources) if raw.get("multiprocessors") is not None else None
+    cc, cc_source = (_compute_capability(path, raw["compute_capability"], sources)
+                     if raw.get("compute_capability") is not None else (None, ""))
     return GpuSpec(
         key=path.stem,
         name=name,
@@ -352,6 +376,8 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
         default=default,
         schema=schema,
         multiprocessors=sms,
+        compute_capability=cc,
+        compute_capability_source=cc_source,
     )
 
 

@@ -88,6 +88,10 @@ class GpuSpec:
     default: bool = False
     schema: int = 1
     multiprocessors: Multiprocessors | None = None  # None: not given (the refined model then does not apply)
+    #: (major, minor) of an NVIDIA GPU, None where the spec does not say: what decides whether the bundled
+    #: kernels' instructions exist on it (FP64 DMMA and mma.sp need 8.0), before any GPU is at hand
+    compute_capability: tuple[int, int] | None = None
+    compute_capability_source: str = ""
 
     def peak(self, unit: str, precision: str) -> float | None:
         """Peak FLOP/s of ``unit`` at ``precision``, or ``None`` where the GPU has none."""

@@ -300,3 +300,32 @@ def test_nvidia_specs_give_their_multiprocessors_with_a_source(key):
     lanes = 64 if "sm_70" in spec.architecture or "sm_80" in spec.architecture else 128
     implied = spec.peak("cuda_core", "fp32") / (2 * lanes * sm.count)
     assert implied == pytest.approx(sm.clock, rel=0.05)
+
+
+# --------------------------------------------------------------------------- compute capability
+
+
+def test_compute_capability_is_read_with_its_source(tmp_path):
+    spec = load_spec_file(write(tmp_path, SCHEMA2 + 'compute_capability: {value: "8.6", source: ds}\n'))
+    assert spec.compute_capability == (8, 6) and spec.compute_capability_source == "Test datasheet, table 1"
+    assert load_spec_file(write(tmp_path, SCHEMA2, "plain.yaml")).compute_capability is None
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ('{value: 8.0, source: ds}', "quoted major.minor"),
+    ('{value: "8", source: ds}', "major.minor"),
+    ('{value: "sm_80", source: ds}', "major.minor"),
+    ('{value: "8.0"}', "compute_capability.source"),
+    ('{value: "8.0", source: ds, arch: x}', "compute_capability.arch"),
+    ('"8.0"', "expected a mapping"),
+])
+def test_bad_compute_capability_is_one_line(tmp_path, entry, needle):
+    with pytest.raises(TcAdvisorError, match=re.escape(needle)) as err:
+        load_spec_file(write(tmp_path, SCHEMA2 + f"compute_capability: {entry}\n"))
+    assert "compute_capability" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_every_bundled_nvidia_spec_gives_its_compute_capability():
+    for spec in catalog().values():
+        if spec.bundled and spec.vendor == "NVIDIA":
+            assert spec.compute_capability is not None and spec.compute_capability_source, spec.key
