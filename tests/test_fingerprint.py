@@ -1,0 +1,224 @@
+"""The bundled kernels' fingerprint: what it covers, that it is stable, and that the fitted constants match it.
+
+The first tests work on a copy of the covered files (``fingerprint._roots`` pointed at it), never on the
+real ones.  ``test_fitted_constants_match_kernels`` and ``test_corpus_files_match_the_fitted_constants`` check
+the repository's own records: they fail, with the command to run, whenever the kernels changed after the
+refined model's constants were fitted.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tcadvisor import fingerprint
+from tcadvisor.data import data_dir
+from tcadvisor.errors import TcAdvisorError
+
+ROOT = Path(__file__).resolve().parent.parent
+FITTED = "models/fitted/refined-terms.yaml"
+#: corpus.json files are a few megabytes; a far larger one is not a corpus header.
+MAX_CORPUS_BYTES = 64 << 20
+
+
+@pytest.fixture
+def real_fp():
+    """The fingerprint of the files as they are (before ``copy`` points the module elsewhere)."""
+    return fingerprint.kernel_fingerprint()
+
+
+@pytest.fixture
+def copy(tmp_path, monkeypatch, real_fp):
+    """A copy of every covered file (and of the models/ files it does not cover), fingerprinted instead."""
+    roots = fingerprint._roots()
+    pkg, kernels, models = tmp_path / "tcadvisor", tmp_path / "kernels", tmp_path / "models"
+    shutil.copytree(roots["kernels"], kernels)
+    shutil.copytree(roots["models"], models)
+    for module in fingerprint.MODULES:
+        (pkg / module).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(roots["tcadvisor"] / module, pkg / module)
+    monkeypatch.setattr(fingerprint, "_roots", lambda: {"tcadvisor": pkg, "kernels": kernels, "models": models})
+    return tmp_path
+
+
+def _code_line(logical: str) -> str:
+    return {".py": "_FINGERPRINT_TEST = 1\n", ".cu": "#define FINGERPRINT_TEST 1\n",
+            ".cuh": "#define FINGERPRINT_TEST 1\n", ".yaml": "fingerprint_test: 1\n"}[Path(logical).suffix]
+
+
+def test_covers_the_kernels_their_plans_operands_and_profiles():
+    files = fingerprint.covered_files()
+    for name in ("cuda_cores_2d.cu", "cuda_cores_3d.cu", "tensor_cores.cu", "sparse_tensor_cores.cu",
+                 "l2_prefetch.cuh", "fields.cu", "hold.cu", "calibrate.cu"):
+        assert f"kernels/{name}" in files
+    # every CUDA source the package compiles is covered
+    compiled = {p.name for p in data_dir("kernels").iterdir() if p.suffix in (".cu", ".cuh")}
+    assert {p.split("/", 1)[1] for p in files if p.startswith("kernels/")} == compiled
+    assert {"models/tcadvisor-cc.yaml", "models/tcadvisor-tc.yaml", "models/tcadvisor-sptc.yaml"} <= set(files)
+    assert "models/spider.yaml" not in files  # a profile without a kernel decides nothing that runs
+    assert "tcadvisor/gpu/plans.py" in files and "tcadvisor/gpu/runner.py" not in files
+    for module in fingerprint.MODULES:  # the list is not stale
+        assert files[f"tcadvisor/{module}"].is_file()
+
+
+def test_fingerprint_is_short_and_stable():
+    fp = fingerprint.kernel_fingerprint()
+    assert len(fp) == fingerprint.LENGTH and int(fp, 16) >= 0 and fp == fingerprint.kernel_fingerprint()
+    assert fingerprint.combine(fingerprint.fingerprint_parts()) == fp
+
+
+def test_the_copy_has_the_same_fingerprint(real_fp, copy):
+    assert fingerprint.covered_files()["kernels/tensor_cores.cu"].is_relative_to(copy)
+    assert fingerprint.kernel_fingerprint() == real_fp
+
+
+def test_a_code_change_in_any_covered_file_changes_it_and_is_named(copy):
+    before = fingerprint.fingerprint_parts()
+    fp = fingerprint.combine(before)
+    for logical, path in fingerprint.covered_files().items():
+        original = path.read_bytes()
+        path.write_bytes(original + _code_line(logical).encode())
+        try:
+            assert fingerprint.kernel_fingerprint() != fp, logical
+            assert fingerprint.changed_files(before) == [logical]
+            message = fingerprint.check_fitted(fp, "the refined model's constants were fitted", before)
+            assert f"(changed: {logical})" in message and "refit with python benchmarks/fit_refined.py" in message
+        finally:
+            path.write_bytes(original)
+    assert fingerprint.kernel_fingerprint() == fp
+
+
+def test_a_one_character_change_of_a_measured_default_changes_it(copy):
+    fp = fingerprint.kernel_fingerprint()
+    plans = copy / "tcadvisor" / "gpu" / "plans.py"
+    text = plans.read_text()
+    assert '(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2})' in text
+    plans.write_text(text.replace('(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2})',
+                                  '(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 3})'))
+    assert fingerprint.kernel_fingerprint() != fp
+
+
+def test_line_endings_comments_and_trailing_blanks_do_not_change_it(copy):
+    fp = fingerprint.kernel_fingerprint()
+    files = fingerprint.covered_files()
+    for path in files.values():
+        path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    assert fingerprint.kernel_fingerprint() == fp
+    for path in files.values():
+        path.write_bytes(path.read_bytes().replace(b"\r\n", b"\r"))
+    assert fingerprint.kernel_fingerprint() == fp
+    cu, py, prof = (files["kernels/tensor_cores.cu"], files["tcadvisor/gpu/plans.py"],
+                    files["models/tcadvisor-tc.yaml"])
+    cu.write_text("// a re-worded comment\n" + cu.read_text() + "\n   \n")
+    py.write_text(py.read_text().replace("\r", "\n") + "\n    # a new comment line   \n")
+    prof.write_text("# a comment\n" + prof.read_text())
+    assert fingerprint.kernel_fingerprint() == fp
+    # a preprocessor line in CUDA is code, not a comment
+    cu.write_text("#define K_FINGERPRINT 1\n" + cu.read_text())
+    assert fingerprint.kernel_fingerprint() != fp
+
+
+def test_new_and_removed_kernel_sources_and_uncovered_files(copy):
+    before = fingerprint.fingerprint_parts()
+    fp = fingerprint.combine(before)
+    (copy / "kernels" / "notes.txt").write_text("not compiled\n")
+    (copy / "models" / "spider.yaml").write_text((copy / "models" / "spider.yaml").read_text() + "x: 1\n")
+    assert fingerprint.kernel_fingerprint() == fp
+    (copy / "kernels" / "extra.cu").write_text("__global__ void k() {}\n")
+    assert fingerprint.changed_files(before) == ["kernels/extra.cu (new)"]
+    (copy / "kernels" / "extra.cu").unlink()
+    (copy / "kernels" / "hold.cu").unlink()
+    assert fingerprint.changed_files(before) == ["kernels/hold.cu (removed)"]
+    assert fingerprint.kernel_fingerprint() != fp
+
+
+def test_missing_module_and_oversized_file_are_one_line_errors(copy):
+    plans = copy / "tcadvisor" / "gpu" / "plans.py"
+    plans.write_bytes(b"x = 1\n" * (fingerprint.MAX_FILE_BYTES // 6 + 1))
+    with pytest.raises(TcAdvisorError, match=r"tcadvisor/gpu/plans.py .* too large") as exc:
+        fingerprint.kernel_fingerprint()
+    assert "\n" not in str(exc.value)
+    plans.unlink()
+    with pytest.raises(TcAdvisorError, match="tcadvisor/gpu/plans.py is missing"):
+        fingerprint.kernel_fingerprint()
+
+
+def test_check_fitted_messages():
+    fp = fingerprint.kernel_fingerprint()
+    what = "the refined model's constants were fitted"
+    assert fingerprint.check_fitted(fp, what) is None
+    assert fingerprint.check_fitted(fp, what, fingerprint.fingerprint_parts()) is None
+    old = "0" * 16 if fp != "0" * 16 else "1" * 16
+    parts = dict(fingerprint.fingerprint_parts(), **{"kernels/tensor_cores.cu": "0" * 64})
+    line = fingerprint.check_fitted(old, what, parts)
+    assert line == (f"{what} for kernels {old}, these kernels are {fp} (changed: kernels/tensor_cores.cu); "
+                    "refit with python benchmarks/fit_refined.py")
+    assert "changed files unknown" in fingerprint.check_fitted(old, what)
+    assert "no recorded fingerprint" in fingerprint.check_fitted(None, what)
+    assert "not a fingerprint" in fingerprint.check_fitted("v1", what, refit="make fit")
+    assert fingerprint.check_fitted(old, what, refit="make fit").endswith("refit with make fit")
+
+
+def test_a_wheel_layout_gives_the_same_fingerprint(tmp_path):
+    """As the wheel ships it (pyproject.toml: kernels/ and models/ in tcadvisor/_data/), in a fresh process."""
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "tcadvisor", site / "tcadvisor", ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    for name in ("kernels", "models", "hwspecs"):
+        shutil.copytree(ROOT / name, site / "tcadvisor" / "_data" / name)
+    env = dict(os.environ, PYTHONPATH=str(site))
+    out = subprocess.run([sys.executable, "-c", "import tcadvisor.fingerprint as f, tcadvisor.data as d; "
+                          "print(f.__file__); print(d.data_dir('kernels')); print(f.kernel_fingerprint())"],
+                         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    module, kernels, fp = out.stdout.split()
+    assert module.startswith(str(site)) and kernels == str(site / "tcadvisor" / "_data" / "kernels")
+    assert fp == fingerprint.kernel_fingerprint()
+
+
+# --------------------------------------------------------------------------- the repository's own records
+
+
+def _fitted() -> dict:
+    path = data_dir("models") / "fitted" / "refined-terms.yaml"
+    assert path.stat().st_size < 1 << 20, f"{FITTED} is too large to be the fitted constants"
+    raw = yaml.safe_load(path.read_text())
+    assert isinstance(raw, dict), f"{FITTED} is not a YAML mapping"
+    return raw
+
+
+def test_fitted_constants_match_kernels():
+    """The refined model's constants were fitted on today's kernels (benchmarks/fit_refined.py records the
+    fingerprint as the top-level ``kernel_fingerprint``, and ideally ``kernel_fingerprint_parts``)."""
+    raw = _fitted()
+    message = fingerprint.check_fitted(raw.get("kernel_fingerprint"),
+                                       f"the refined model's constants ({FITTED}) were fitted",
+                                       raw.get("kernel_fingerprint_parts"))
+    assert message is None, message
+
+
+def _corpus_files() -> list[Path]:
+    return sorted(data_dir("validation").glob("results/*/corpus.json"))
+
+
+@pytest.mark.parametrize("corpus", _corpus_files() or [None],
+                         ids=lambda p: p.parent.name if p is not None else "no-corpus-recorded")
+def test_corpus_files_match_the_fitted_constants(corpus):
+    """Every recorded corpus carries the fingerprint of the kernels it timed, and it is the one the
+    constants were fitted for (a corpus of other kernels is not what the fit describes)."""
+    if corpus is None:  # nothing recorded yet: nothing can disagree
+        assert _corpus_files() == []
+        return
+    assert corpus.stat().st_size < MAX_CORPUS_BYTES, f"{corpus} is too large to be a corpus header"
+    header = json.loads(corpus.read_text())
+    rel = corpus.relative_to(data_dir("validation").parent)
+    recorded = header.get("kernel_fingerprint") if isinstance(header, dict) else None
+    assert recorded, (f"{rel} records no kernel_fingerprint; record it again with python benchmarks/record_corpus.py "
+                      "(which stores tcadvisor.fingerprint.kernel_fingerprint())")
+    fitted = _fitted().get("kernel_fingerprint")
+    assert recorded == fitted, (f"{rel} timed kernels {recorded}, the refined model's constants were fitted for "
+                                f"kernels {fitted}; refit with python benchmarks/fit_refined.py on the corpus of "
+                                "today's kernels")
