@@ -21,7 +21,7 @@ from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
 from .checking import Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
-from .numerics import UNIT_ROUNDOFF
+from .numerics import STORAGE, UNIT_ROUNDOFF
 
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
@@ -122,10 +122,20 @@ class CudaCoreKernel(BundledKernel):
         """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
         precision (the intermediate steps live in shared memory in that precision).  2K roundings per
         output: one per FMA, or two where the compiler keeps a multiply and an add apart."""
-        w = self.uploaded_weights().astype(np.float64)
-        stage = Stage(weights=w, exact=self.weights, operand=None, u_acc=UNIT_ROUNDOFF[self.precision],
-                      terms=2 * self.stencil.K)
-        return SweepModel((stage,) * self.fuse)
+        return self.sweep_model(self.stencil, self.fuse, self.dtype, self.precision, self.weights)
+
+    @classmethod
+    def sweep_model(cls, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                    mma: MmaShape | None = None) -> SweepModel:
+        """:meth:`numerics` of this configuration without building the kernel (no CuPy, nothing compiled), so
+        that the rounding bound can be given on any machine (:mod:`tcadvisor.accuracy`)."""
+        if precision not in cls.REAL:
+            raise TcAdvisorError(f"the CUDA-core kernel runs {', '.join(p.upper() for p in cls.REAL)}, "
+                                 f"not {precision.upper()}")
+        exact = np.asarray(weights, dtype=np.float64)
+        w = exact.astype(STORAGE[dtype]).astype(np.float64)  # as uploaded (uploaded_weights)
+        stage = Stage(weights=w, exact=exact, operand=None, u_acc=UNIT_ROUNDOFF[precision], terms=2 * stencil.K)
+        return SweepModel((stage,) * int(fuse))
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:

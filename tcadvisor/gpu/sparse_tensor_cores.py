@@ -23,15 +23,16 @@ import numpy as np
 
 from ..errors import TcAdvisorError
 from ..mma import MmaShape
+from ..reference import fused_weights
 from ..stencil import Stencil
-from ..transforms.base import Construction
+from ..transforms.base import Construction, kernel_lines
 from . import plans
 from .backend import blocks_per_sm, cupy, device_info, module
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import MatrixUnitKernel
 from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
-from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, line_order, pack
+from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, chunks, line_order, pack
 
 #: dtype each precision runs on (its fields' storage type).
 DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
@@ -53,6 +54,15 @@ def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
     if precision == "fp16":
         return np.asarray(values).astype(np.float16).astype(np.float64)
     return bf16_bits_to_float(to_bf16_bits(values)).astype(np.float64)
+
+
+def _sweep_model(fused: np.ndarray, precision: str, dtype: str, lines: int, kc: int) -> SweepModel:
+    """The one stage of a sweep (:meth:`SparseTensorCoreKernel.numerics`): ``lines`` non-empty kernel lines
+    of ``kc`` mma.sp each accumulate every product of the fused weights."""
+    w = round_weights(fused, precision)
+    terms = int(np.count_nonzero(fused)) + lines * kc
+    return SweepModel((Stage(weights=w, exact=fused, operand="tf32" if precision == "tf32" else None,
+                             u_acc=TC_ACCUMULATE, terms=terms, output=None if precision == "tf32" else dtype),))
 
 
 def value_words(values: np.ndarray, precision: str) -> np.ndarray:
@@ -128,11 +138,21 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         """One stage: the fused weights rounded as uploaded, TF32 operands rounded with cvt.rna (FP16/BF16
         fields are the operands), FP32 accumulation over every product and MMA of the chain, and (FP16,
         BF16) rounding of the accumulator to the storage type."""
-        w = round_weights(self.fused, self.precision)
-        terms = int(np.count_nonzero(self.fused)) + self.nonzero_lines * self.kc
-        return SweepModel((Stage(weights=w, exact=self.fused, operand="tf32" if self.precision == "tf32" else None,
-                                 u_acc=TC_ACCUMULATE, terms=terms,
-                                 output=None if self.precision == "tf32" else self.dtype),))
+        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_lines, self.kc)
+
+    @classmethod
+    def sweep_model(cls, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                    mma: MmaShape | str | None = None) -> SweepModel:
+        """:meth:`numerics` of this configuration without building the kernel (no CuPy, nothing compiled)."""
+        if precision not in SHAPES:
+            raise TcAdvisorError(f"the Sparse Tensor Core kernel runs {', '.join(p.upper() for p in SHAPES)}, "
+                                 f"not {precision.upper()}")
+        shape = MmaShape.parse(mma) if isinstance(mma, str) else mma
+        if shape is not None and shape != SHAPES[precision]:
+            raise TcAdvisorError(f"MMA shape {shape} is not implemented for sparse {precision.upper()}; "
+                                 f"expected {SHAPES[precision]}")
+        fused = fused_weights(np.asarray(weights, dtype=np.float64), int(fuse))
+        return _sweep_model(fused, precision, dtype, len(kernel_lines(fused)), chunks(precision))
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..errors import TcAdvisorError
 from ..mma import MmaShape
+from ..reference import fused_weights
 from ..stencil import Stencil
 from ..transforms import rowband
-from ..transforms.base import Construction
+from ..transforms.base import Construction, kernel_lines
 from . import dense16
 from . import plans
 from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
@@ -68,6 +69,16 @@ def default_shape(precision: str, fused_mask: np.ndarray) -> MmaShape:
 
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
+
+
+def _sweep_model(fused: np.ndarray, precision: str, dtype: str, rows: int, chunks: int) -> SweepModel:
+    """The one stage of a sweep (:meth:`TensorCoreKernel.numerics`): ``rows`` non-empty kernel rows of
+    ``chunks`` MMAs each accumulate every product of the fused weights."""
+    w = round_weights(fused, precision)
+    terms = int(np.count_nonzero(fused)) + rows * chunks
+    u_acc = 2.0**-52 if precision == "fp64" else TC_ACCUMULATE
+    return SweepModel((Stage(weights=w, exact=fused, operand="tf32" if precision == "tf32" else None,
+                             u_acc=u_acc, terms=terms, output=dtype if precision in HALF_CODE else None),))
 
 
 class TensorCoreKernel(MatrixUnitKernel):
@@ -161,11 +172,23 @@ class TensorCoreKernel(MatrixUnitKernel):
     def numerics(self) -> SweepModel:
         """One stage: fused weights rounded as uploaded, TF32 operands rounded with cvt.rna, accumulation
         in FP64 (DMMA) or FP32 over every product and MMA of the chain, 16-bit fields rounded at the store."""
-        w = round_weights(self.fused, self.precision)
-        terms = int(np.count_nonzero(self.fused)) + self.nonzero_rows * self.kch
-        u_acc = 2.0**-52 if self.precision == "fp64" else TC_ACCUMULATE
-        return SweepModel((Stage(weights=w, exact=self.fused, operand="tf32" if self.precision == "tf32" else None,
-                                 u_acc=u_acc, terms=terms, output=self.dtype if self.half else None),))
+        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_rows, self.kch)
+
+    @classmethod
+    def sweep_model(cls, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
+                    mma: MmaShape | str | None = None) -> SweepModel:
+        """:meth:`numerics` of this configuration on instruction ``mma`` without building the kernel (no CuPy,
+        nothing compiled; the rounding depends on the instruction's k, which pads each row's chain)."""
+        if precision not in SHAPES:
+            raise TcAdvisorError(f"the Tensor Core kernel runs {', '.join(p.upper() for p in SHAPES)}, "
+                                 f"not {precision.upper()}")
+        shape = MmaShape.parse(mma) if isinstance(mma, str) else mma
+        if shape is None or str(shape) not in SHAPES[precision]:
+            raise TcAdvisorError(f"MMA shape {shape} is not implemented for {precision}; expected one of "
+                                 f"{', '.join(SHAPES[precision])}")
+        fused = fused_weights(np.asarray(weights, dtype=np.float64), int(fuse))
+        chunks = rowband.padded_k(stencil.radius * int(fuse), shape) // shape.k  # as the construction pads
+        return _sweep_model(fused, precision, dtype, len(kernel_lines(fused)), chunks)
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
