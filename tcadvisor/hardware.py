@@ -18,6 +18,11 @@ Rules of the catalogue, so that one bad file never breaks every command:
   user file is ignored with a note; a user file overriding that key is used as
   the default, like everywhere else that key is asked for.
 * Warnings and notes are said once per process.
+
+Outside the catalogue, ``tcadvisor calibrate`` keeps the user's calibrations in a per-user
+cache (:func:`calibrated_specs_dir`); without ``--gpu``, the newest calibration of the GPU that
+``nvidia-smi`` reports is used before any other spec, because it was measured on that very GPU
+(:func:`resolve_gpu`).
 """
 from __future__ import annotations
 
@@ -40,6 +45,11 @@ from .hardware_spec import MMA_UNITS, PRECISIONS, UNIT_LABELS, UNITS, GpuSpec, R
 #: Environment variable naming extra directories of spec files (``os.pathsep``-separated).
 EXTRA_SPECS_ENV = "TCADVISOR_HWSPEC_PATH"
 SPEC_SUFFIXES = (".yaml", ".yml")
+#: Environment variable naming tcadvisor's per-user cache directory (default: $XDG_CACHE_HOME/tcadvisor,
+#: else ~/.cache/tcadvisor); ``tcadvisor calibrate`` keeps its spec files in its ``specs/``.
+CACHE_ENV = "TCADVISOR_CACHE_DIR"
+#: At most this many calibrated specs are read from the cache (the most recently written ones).
+MAX_CACHED_SPECS = 64
 
 
 @dataclass(frozen=True)
@@ -299,6 +309,117 @@ def spec_for_device_name(device: str) -> GpuSpec | None:
     return _get(cat, best[2])
 
 
+# --------------------------------------------------------------------------- the user's calibrated specs
+
+
+def cache_dir() -> Path | None:
+    """tcadvisor's per-user cache: ``$TCADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/tcadvisor`` (an absolute
+    path, as the XDG base directory specification requires), else ``~/.cache/tcadvisor``; None when there
+    is no home directory to put it in."""
+    explicit = os.environ.get(CACHE_ENV, "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "tcadvisor"
+    try:
+        return Path.home() / ".cache" / "tcadvisor"
+    except (RuntimeError, KeyError):  # no HOME and no password entry
+        return None
+
+
+def calibrated_specs_dir() -> Path | None:
+    """Where ``tcadvisor calibrate`` writes a spec when no ``-o`` is given (see :func:`cache_dir`)."""
+    root = cache_dir()
+    return None if root is None else root / "specs"
+
+
+def calibrated_spec_path(device: str, date: str) -> Path:
+    """The cache file of a calibration of ``device`` on ``date``: one per GPU model and day (a second
+    calibration on the same day replaces the first).  A one-line error when there is no cache directory."""
+    directory = calibrated_specs_dir()
+    if directory is None:
+        raise TcAdvisorError(f"no cache directory for the calibrated spec (no home directory); set {CACHE_ENV} "
+                             "or pass -o FILE")
+    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "gpu"
+    return directory / f"{slug}-{date}.yaml"
+
+
+@dataclass(frozen=True)
+class CalibratedSpec:
+    """A calibrated spec of the user's cache that names a device."""
+
+    spec: GpuSpec
+    path: Path
+    date: str  # the calibration date (YYYY-MM-DD), or the file's date where the spec does not say it
+    dated_by: str  # "calibration" or "file"
+
+
+_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+
+
+def _calibration_date(spec: GpuSpec, path: Path, mtime: float) -> tuple[str, str]:
+    """When it was calibrated: the date 'tcadvisor calibrate' writes into the name ("(calibrated DATE)") or
+    the measured source, else the file's modification date (said so)."""
+    for text in (spec.name, spec.bandwidth.source):
+        m = _DATE.search(text)
+        if m:
+            return m.group(1), "calibration"
+    import datetime
+
+    return datetime.date.fromtimestamp(mtime).isoformat(), "file"
+
+
+def _cached_files(directory: Path) -> list[tuple[float, Path]]:
+    """(mtime, path) of the cache's spec files, newest first, at most :data:`MAX_CACHED_SPECS`."""
+    found = []
+    for suffix in SPEC_SUFFIXES:
+        for path in directory.glob("*" + suffix):
+            try:
+                if path.is_file():
+                    found.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+    found.sort(key=lambda item: (-item[0], str(item[1])))
+    if len(found) > MAX_CACHED_SPECS:
+        _say([(f"cache-many:{directory}", f"note: {len(found)} spec files in {directory}; only the "
+                                          f"{MAX_CACHED_SPECS} most recently written are read")])
+    return found[:MAX_CACHED_SPECS]
+
+
+def calibrated_spec_for_device(device: str) -> CalibratedSpec | None:
+    """The user's newest calibrated spec of ``device`` (the driver's name), from the cache, or None.
+
+    A file matches when one of its ``device_names`` occurs in the driver's name (as in the catalogue);
+    the newest calibration wins, then the most recently written file.  Every file is read with the
+    catalogue's bounds (:func:`tcadvisor.hardware_schema.read_yaml`); a file that fails to load is
+    skipped with a one-line warning, and a file that names no device with a note (it is never picked).
+    """
+    directory = calibrated_specs_dir()
+    if directory is None or not directory.is_dir():
+        return None
+    device_n = _norm(device)
+    found: list[tuple[tuple[str, float], CalibratedSpec]] = []
+    for mtime, path in _cached_files(directory):
+        try:
+            spec = load_spec_file(path)
+        except TcAdvisorError as exc:
+            _say([(f"cache-broken:{path}", f"warning: skipping {exc} (a calibrated spec in your cache; "
+                                           "calibrate again or delete the file)")])
+            continue
+        names = [_norm(n) for n in spec.device_names if _norm(n)]
+        if not names:
+            _say([(f"cache-nameless:{path}", f"note: {path} names no GPU (device_names is empty), so it is never "
+                                             f"picked for the detected GPU; choose it with --gpu {path}")])
+            continue
+        if any(n in device_n for n in names):
+            date, how = _calibration_date(spec, path, mtime)
+            found.append(((date, mtime), CalibratedSpec(spec, path, date, how)))
+    if not found:
+        return None
+    return max(found, key=lambda item: item[0])[1]
+
+
 @dataclass(frozen=True)
 class ResolvedGpu:
     spec: GpuSpec
@@ -310,7 +431,9 @@ def _described(spec: GpuSpec) -> str:
 
 
 def resolve_gpu(query: str | None) -> ResolvedGpu:
-    """``--gpu`` if given; else the detected GPU's spec; else the embedded default."""
+    """``--gpu`` if given; else the user's newest calibration of the detected GPU (:func:`calibrated_spec_for_device`,
+    measured on this very GPU model, so it wins over every datasheet); else the detected GPU's spec; else the
+    embedded default."""
     if query:
         return ResolvedGpu(find_spec(query))
     device = detect_local_gpu_name()
@@ -318,6 +441,10 @@ def resolve_gpu(query: str | None) -> ResolvedGpu:
         spec = default_spec()
         return ResolvedGpu(spec, f"no GPU detected; using the embedded default spec {_described(spec)} "
                                  "(--gpu to choose)")
+    cached = calibrated_spec_for_device(device)
+    if cached is not None:
+        when = f"calibrated {cached.date}" if cached.dated_by == "calibration" else f"file dated {cached.date}"
+        return ResolvedGpu(cached.spec, f"using your calibrated spec {cached.path} for {device} ({when})")
     spec = spec_for_device_name(device)
     if spec is None:
         fallback = default_spec()

@@ -7,6 +7,17 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_calibrations(tmp_path_factory):
+    """The tests never see the calibrated specs in the user's own cache (~/.cache/tcadvisor/specs): without
+    --gpu a test gets the bundled spec of the detected GPU, as on any machine.  Tests of the cache set
+    TCADVISOR_CACHE_DIR themselves."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TCADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("empty-cache")))
+    yield
+    mp.undo()
+
+
 @pytest.fixture
 def run_cli():
     """Run ``python -m tcadvisor ARGS`` as a fresh process; returns the CompletedProcess."""

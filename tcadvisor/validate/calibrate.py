@@ -298,8 +298,12 @@ def multiprocessors_source(cal: Calibration, sms: dict) -> str:
             f"Capability\"")
 
 
-def build_spec(cal: Calibration) -> dict:
-    """The spec file's content (schema 2: per-instruction peaks under each Tensor Core unit)."""
+def build_spec(cal: Calibration, device_names: tuple[str, ...] = ()) -> dict:
+    """The spec file's content (schema 2: per-instruction peaks under each Tensor Core unit).
+
+    ``device_names`` empty (a file written with ``-o``): never picked automatically, only by ``--gpu``.
+    The copy kept in the user's cache names the calibrated device, so that it is picked on that GPU
+    (:func:`tcadvisor.hardware.calibrated_spec_for_device`)."""
     short = short_name(cal.device)
     bw = cal.bandwidth.value
     spec = {
@@ -308,7 +312,7 @@ def build_spec(cal: Calibration) -> dict:
         "vendor": "NVIDIA",
         "architecture": architecture(cal.cc),
         "aliases": [f"{short}-calibrated"],
-        "device_names": [],
+        "device_names": list(device_names),
         "sources": {"measured": measured_source(cal)},
         "bandwidth": ({"value": float(f"{bw / 1e12:.4g}"), "unit": "TB/s", "source": "measured"} if bw >= 1e12
                       else {"value": float(f"{bw / 1e9:.4g}"), "unit": "GB/s", "source": "measured"}),
@@ -339,7 +343,7 @@ def build_spec(cal: Calibration) -> dict:
     return spec
 
 
-def spec_text(cal: Calibration) -> str:
+def spec_text(cal: Calibration, device_names: tuple[str, ...] = ()) -> str:
     """The YAML file: a comment block with how each number was measured, then the spec."""
     lines = [f"# {cal.device}: ceilings measured by 'tcadvisor calibrate' on {cal.date}.",
              "# Rates: median of the timed repeats of one full wave of resident blocks; sparse mma.sp in",
@@ -350,7 +354,7 @@ def spec_text(cal: Calibration) -> str:
         lines.append(f"# {m.label}: {m.value / TERA:.4g} TFLOP/s ({m.detail}{clock})")
     for note in cal.notes:
         lines.append(f"# note: {note}")
-    body = yaml.safe_dump(build_spec(cal), sort_keys=False, allow_unicode=True, width=100)
+    body = yaml.safe_dump(build_spec(cal, device_names), sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(lines) + "\n" + body
 
 

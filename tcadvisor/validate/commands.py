@@ -11,7 +11,9 @@ from ..errors import TcAdvisorError
 
 def register(sub, commands: dict) -> None:
     p = sub.add_parser("calibrate", help="measure this GPU's ceilings (bandwidth, FMA and MMA rates) as a spec YAML")
-    p.add_argument("-o", "--output", metavar="FILE", help="spec file to write (default: the YAML on stdout)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="spec file to write, '-' for stdout (default: your cache, $TCADVISOR_CACHE_DIR/specs or "
+                        "~/.cache/tcadvisor/specs, from where it is used on this GPU model whenever no --gpu is given)")
     p.add_argument("--quick", action="store_true",
                    help="the instruction shapes the bundled kernels use only, shorter runs (about 15 s)")
     p.add_argument("--repeats", type=int, metavar="N", help="timed repeats per benchmark (default 5, --quick 3)")
@@ -50,15 +52,38 @@ def cmd_calibrate(args) -> int:
 
     settings = Settings.make(args.quick, args.repeats)
     cupy()
+    cache = None
+    if not args.output:  # the cache must be writable before two minutes of measuring, not after
+        from ..hardware import calibrated_specs_dir
+
+        cache = calibrated_specs_dir()
+        if cache is None:
+            raise TcAdvisorError("no cache directory for the calibrated spec (no home directory); set "
+                                 "TCADVISOR_CACHE_DIR or pass -o FILE")
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TcAdvisorError(f"cannot create the calibrated-spec cache {str(cache)!r} ({exc.strerror or exc}); "
+                                 "set TCADVISOR_CACHE_DIR or pass -o FILE") from None
     cal = calibrate(settings, stderr_progress)
-    text = spec_text(cal)
-    target = Path(args.output) if args.output else Path("calibrated.yaml")
+    if cache is None:
+        text = spec_text(cal)
+        target = Path("calibrated.yaml") if args.output == "-" else Path(args.output)
+    else:
+        from ..hardware import calibrated_spec_path
+
+        text = spec_text(cal, (cal.device,))  # names its GPU: picked there when no --gpu is given
+        target = calibrated_spec_path(cal.device, cal.date)
     parse_spec(yaml.safe_load(text), target)  # the file must load like any spec
-    if args.output:
+    if args.output == "-":
+        sys.stdout.write(text)
+    elif args.output:
         write_atomic(target, text)
         stderr_progress(f"wrote {target} (use it with --gpu {target})")
     else:
-        sys.stdout.write(text)
+        write_atomic(target, text)
+        stderr_progress(f"wrote {target}: used for {cal.device} whenever no --gpu is given (--gpu {target} "
+                        "names it elsewhere)")
     return 0
 
 
