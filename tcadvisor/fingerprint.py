@@ -35,8 +35,10 @@ can change the measured throughput:
 * ``tcadvisor/gpu/fields.py``: the padded field layout (ghost widths, row
   pitch) every kernel reads and the ghost refresh launched in the timed loop;
 * the bundled implementation profiles, ``models/*.yaml`` with a ``kernel:``
-  key: they list the precisions and the MMA shapes the dense kernel chooses
-  among.
+  key, as far as they decide what runs: their ``kernel``, ``unit``,
+  ``precisions`` (which precision a dtype runs in) and ``mma`` (the shapes the
+  dense kernel chooses among, in order); their descriptions, α notes and
+  stencil lists do not count.
 
 Not covered: the runner, the timing and the checks (how a run is measured and
 judged, not what runs), the refined model itself, and generic helpers these
@@ -44,9 +46,10 @@ modules call (``tcadvisor/transforms/base.py``, the stencil and reference code).
 
 **Scheme (version 1).**  Each covered file is read as UTF-8, its line endings
 normalised to ``\\n``, trailing whitespace stripped, and blank lines and lines
-holding only a comment dropped (``#`` in Python and YAML, ``//`` in CUDA), so
-that re-wording a comment does not ask for a refit while any change of code,
-docstrings or data does.  A file's hash is the SHA-256 of that text.  The
+holding only a comment dropped (``#`` in Python, ``//`` in CUDA), so that
+re-wording a comment does not ask for a refit while any change of code,
+docstrings or data does; of a profile, the text is the JSON (sorted keys) of
+the four fields above.  A file's hash is the SHA-256 of that text.  The
 fingerprint is the first 16 hex digits of the SHA-256 of
 ``"tcadvisor kernel fingerprint v1\\n"`` followed by one line
 ``"<path>\\0<file hash>\\n"`` per file in path order.  Paths are logical, not
@@ -58,6 +61,7 @@ an editable install and an installed wheel give the same fingerprint.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Mapping
@@ -84,6 +88,8 @@ MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 256
 _COMMENT = {".py": "#", ".yaml": "#", ".yml": "#", ".cu": "//", ".cuh": "//"}
 _KERNEL_PROFILE = re.compile(r"^kernel:[ \t]*\S", re.MULTILINE)
+#: The fields of a bundled profile that decide what its kernel runs.
+PROFILE_FIELDS = ("kernel", "unit", "precisions", "mma")
 
 
 def _roots() -> dict[str, Path]:
@@ -142,9 +148,25 @@ def covered_files() -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
+def profile_text(text: str, logical: str) -> str:
+    """What of a bundled profile is hashed: :data:`PROFILE_FIELDS` as JSON with sorted keys."""
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise TcAdvisorError(f"{logical} is not valid YAML; cannot fingerprint the kernels") from None
+    if not isinstance(raw, dict):
+        raise TcAdvisorError(f"{logical} is not a YAML mapping; cannot fingerprint the kernels")
+    return json.dumps({k: raw.get(k) for k in PROFILE_FIELDS}, sort_keys=True, default=str) + "\n"
+
+
 def file_hash(path: Path, logical: str) -> str:
-    """SHA-256 (hex) of one file's normalised text."""
-    text = normalise(_read(path, logical), Path(logical).suffix)
+    """SHA-256 (hex) of one file's normalised text (of a profile, of the fields that decide what runs)."""
+    suffix = Path(logical).suffix
+    text = normalise(_read(path, logical), suffix)
+    if logical.startswith("models/"):
+        text = profile_text(text, logical)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -45,9 +45,12 @@ def copy(tmp_path, monkeypatch, real_fp):
     return tmp_path
 
 
-def _code_line(logical: str) -> str:
-    return {".py": "_FINGERPRINT_TEST = 1\n", ".cu": "#define FINGERPRINT_TEST 1\n",
-            ".cuh": "#define FINGERPRINT_TEST 1\n", ".yaml": "fingerprint_test: 1\n"}[Path(logical).suffix]
+def _changed(logical: str, text: str) -> str:
+    """``text`` with a change of what runs: a line of code, or (a profile) one more instruction shape."""
+    if logical.startswith("models/"):
+        return text + "\nmma: {fp64: [m8n8k4]}\n" if "\nmma:" not in text else text.replace("\nmma:", "\nmma:\n  fp8: [m16n8k32]", 1)
+    return text + {".py": "_FINGERPRINT_TEST = 1\n", ".cu": "#define FINGERPRINT_TEST 1\n",
+                   ".cuh": "#define FINGERPRINT_TEST 1\n"}[Path(logical).suffix]
 
 
 def test_covers_the_kernels_their_plans_operands_and_profiles():
@@ -81,7 +84,7 @@ def test_a_code_change_in_any_covered_file_changes_it_and_is_named(copy):
     fp = fingerprint.combine(before)
     for logical, path in fingerprint.covered_files().items():
         original = path.read_bytes()
-        path.write_bytes(original + _code_line(logical).encode())
+        path.write_text(_changed(logical, original.decode()))
         try:
             assert fingerprint.kernel_fingerprint() != fp, logical
             assert fingerprint.changed_files(before) == [logical]
@@ -126,6 +129,8 @@ def test_new_and_removed_kernel_sources_and_uncovered_files(copy):
     before = fingerprint.fingerprint_parts()
     fp = fingerprint.combine(before)
     (copy / "kernels" / "notes.txt").write_text("not compiled\n")
+    tc = copy / "models" / "tcadvisor-tc.yaml"  # what does not decide what runs: the description, the stencils
+    tc.write_text(tc.read_text().replace("summary: >", "summary: >\n  Re-worded.").replace("tiling:", "dims: [2]\ntiling:"))
     (copy / "models" / "spider.yaml").write_text((copy / "models" / "spider.yaml").read_text() + "x: 1\n")
     assert fingerprint.kernel_fingerprint() == fp
     (copy / "kernels" / "extra.cu").write_text("__global__ void k() {}\n")
