@@ -103,7 +103,17 @@ class ImplProfile:
         return None, f"{gpu.name} has no {'/'.join(wanted).upper()} on its {self.unit.replace('_', ' ')}s"
 
     def unsupported(self, stencil: Stencil) -> str | None:
-        """Why this implementation cannot run ``stencil`` (``None`` if it can)."""
+        """Why this implementation cannot run ``stencil`` (``None`` if it can).
+
+        A bundled kernel's profile asks the kernel (its class's own refusals at t = 1,
+        :func:`tcadvisor.support.stencil_refusal`), so that what the advisor says it runs
+        is what it accepts; published implementations use the profile's lists.
+        """
+        if self.kernel:  # in any of its dtypes
+            from .support import stencil_refusal
+
+            reasons = [stencil_refusal(self, stencil, dtype) for dtype in self.precisions]
+            return None if None in reasons else reasons[0]
         if stencil.dims not in self.dims:
             return f"{self.name} supports {'/'.join(f'{d}D' for d in self.dims)} stencils only"
         if stencil.shape not in self.shapes:
@@ -114,6 +124,10 @@ class ImplProfile:
 
     def why_not(self, stencil: Stencil, dtype: str, gpu: GpuSpec) -> str | None:
         """Why this implementation cannot run ``stencil`` in ``dtype`` on ``gpu`` (``None``: it can)."""
+        if self.kernel:
+            from .support import stencil_refusal
+
+            return stencil_refusal(self, stencil, dtype) or self.precision_for(dtype, gpu)[1]
         return self.unsupported(stencil) or self.precision_for(dtype, gpu)[1]
 
 
@@ -221,6 +235,11 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
     kernel = raw.get("kernel")
     if kernel is not None and not (isinstance(kernel, str) and kernel.isidentifier()):
         raise _fail(path, "kernel", f"expected the name of a module in tcadvisor/gpu/, got {kernel!r}")
+    if kernel is not None:
+        listed = [k for k in ("shapes", "dims", "symmetric_only") if k in raw]
+        if listed:  # one source of truth: what the kernel class accepts (tcadvisor.support)
+            raise _fail(path, listed[0], "a bundled kernel's profile takes the stencils it runs from its kernel "
+                                         "class (unsupported); remove the field")
     shapes = tuple(raw.get("shapes", ("box", "star", "custom")))
     dims = tuple(int(x) for x in raw.get("dims", (1, 2, 3)))
     tiling = parse_tiling(raw["tiling"], path) if raw.get("tiling") is not None else None

@@ -51,7 +51,19 @@ class CudaCoreKernel(BundledKernel):
             return f"the bundled CUDA-core kernel runs box and star stencils, not {stencil.name}"
         if cls.REAL[precision] != dtype:
             return f"the CUDA-core kernel stores {precision.upper()} fields, not {dtype}"
+        if device is not None and tuple(device["cc"]) < (8, 0) and stencil.dims <= 2:
+            try:
+                copies = plans.plan_cuda_cores(stencil, fuse, precision).options.get("async")
+            except TcAdvisorError:
+                copies = False  # refused for its own reason where it is planned
+            if copies:
+                return (f"{stencil.name} fused x{fuse} copies its rows with cp.async, which needs compute "
+                        f"capability 8.0 or newer; this GPU has {tuple(device['cc'])}")
         return None
+
+    @classmethod
+    def field_dtypes(cls) -> dict[str, str]:
+        return dict(cls.REAL)
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,

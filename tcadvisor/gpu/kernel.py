@@ -47,6 +47,24 @@ class BundledKernel(abc.ABC):
                     f"{', '.join(p.upper() for p in cls.precisions)}, not {precision.upper()}")
         return None
 
+    @classmethod
+    def field_dtypes(cls) -> dict[str, str]:
+        """Precision -> the dtype of the fields the kernel computes it on (what ``dtype`` it accepts for it).
+
+        The advisor reads which dtypes a kernel runs from here, so that what it says a
+        kernel supports is what the kernel accepts (tests/test_support.py).
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def device_reason(cls, precision: str, device: dict) -> str | None:
+        """Why a GPU of ``device["cc"]`` (compute capability) can never run ``precision`` (None: it can).
+
+        Whole-GPU refusals only (an instruction the architecture lacks); the advisor asks
+        it with a spec's ``compute_capability`` before any GPU is at hand.
+        """
+        return None
+
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, **options):
         self.stencil, self.fuse, self.dtype, self.precision = stencil, int(fuse), dtype, precision
@@ -107,9 +125,8 @@ class MatrixUnitKernel(BundledKernel):
         return f" (at most {cls.max_fused_radius})"
 
     @classmethod
-    def device_reason(cls, precision: str, device: dict) -> str | None:
-        """Why this GPU cannot run ``precision`` (None: it can)."""
-        return None
+    def field_dtypes(cls) -> dict[str, str]:
+        return dict(cls.dtypes)
 
     @classmethod
     def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,

@@ -97,6 +97,9 @@ class TensorCoreKernel(MatrixUnitKernel):
     def device_reason(cls, precision: str, device: dict) -> str | None:
         if precision in HALF_CODE and tuple(device["cc"]) < (8, 0):
             return f"{precision.upper()} m16n8k16 needs compute capability 8.0 or newer; this GPU has {device['cc']}"
+        if precision in ("fp64", "tf32") and tuple(device["cc"]) < (8, 0):  # DMMA and TF32 mma.sync: sm_80
+            return (f"{precision.upper()} mma.sync needs compute capability 8.0 or newer; this GPU has "
+                    f"{tuple(device['cc'])}")
         return None
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
