@@ -205,12 +205,32 @@ def test_fitted_constants_match_kernels():
     assert message is None, message
 
 
+def _since_sources(sources) -> str:
+    """What the raw-file hashes an older corpus header kept (``source_sha256``) say about today's covered files."""
+    if not isinstance(sources, dict):
+        return ""
+    import hashlib
+
+    changed, unrecorded = [], []
+    for logical, path in fingerprint.covered_files().items():
+        if logical not in sources:
+            unrecorded.append(logical)
+        elif hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest() != sources[logical]:
+            changed.append(logical)
+    return (f"; by its source_sha256, changed since: {', '.join(changed) or 'none'}"
+            + (f"; not recorded there: {', '.join(unrecorded)}" if unrecorded else ""))
+
+
 def _corpus_files() -> list[Path]:
-    return sorted(data_dir("validation").glob("results/*/corpus.json"))
+    """Every recorded corpus header: validation/results/<gpu-date>/corpus.json or one folder deeper
+    (results/h100-sxm-2026-11-25/corpus-a/corpus.json)."""
+    results = data_dir("validation") / "results"
+    return sorted({*results.glob("*/corpus.json"), *results.glob("*/*/corpus.json")})
 
 
 @pytest.mark.parametrize("corpus", _corpus_files() or [None],
-                         ids=lambda p: p.parent.name if p is not None else "no-corpus-recorded")
+                         ids=lambda p: str(p.relative_to(data_dir("validation") / "results").parent)
+                         if p is not None else "no-corpus-recorded")
 def test_corpus_files_match_the_fitted_constants(corpus):
     """Every recorded corpus carries the fingerprint of the kernels it timed, and it is the one the
     constants were fitted for (a corpus of other kernels is not what the fit describes)."""
@@ -222,7 +242,8 @@ def test_corpus_files_match_the_fitted_constants(corpus):
     rel = corpus.relative_to(data_dir("validation").parent)
     recorded = header.get("kernel_fingerprint") if isinstance(header, dict) else None
     assert recorded, (f"{rel} records no kernel_fingerprint; record it again with python benchmarks/record_corpus.py "
-                      "(which stores tcadvisor.fingerprint.kernel_fingerprint())")
+                      "(which stores tcadvisor.fingerprint.kernel_fingerprint())"
+                      + _since_sources(header.get("source_sha256") if isinstance(header, dict) else None))
     fitted = _fitted().get("kernel_fingerprint")
     assert recorded == fitted, (f"{rel} timed kernels {recorded}, the refined model's constants were fitted for "
                                 f"kernels {fitted}; refit with python benchmarks/fit_refined.py on the corpus of "
