@@ -10,6 +10,20 @@ instruction executed, the refined terms through :mod:`tcadvisor.refinement`) and
 picks the best configuration.  The words live in :mod:`tcadvisor.wording`, the
 radius × depth sweeps in :mod:`tcadvisor.sweeps`.
 
+Which implementations (the default, ``model="refined"``): the bundled kernels
+(``tcadvisor-cc``, ``tcadvisor-tc``, ``tcadvisor-sptc``) with the refined model, since
+they are what runs here and, measured side by side on an H100, ran ahead of the
+published ones (README); a unit whose bundled kernel does not run the stencil in the
+dtype is *not available*, with the kernel's own reason (:mod:`tcadvisor.support`),
+and the depths it cannot run are not searched but listed per unit.  Only where the
+GPU itself cannot run a bundled kernel (an AMD spec, no ``multiprocessors``, a
+compute capability below the kernel's) does that unit keep the published
+implementations with the base model, and the answer says why.  ``model="base"``
+is the paper's model with the published implementations (EBISU, ConvStencil,
+SPIDER, ...), exactly as before.  Every option also carries its *bound*: the base
+model at its own α, β and instruction peak, what a perfect implementation of that
+transformation could reach.
+
 Choosing among configurations (one rule, :func:`best_index`, shared with the
 maps): throughputs within :data:`TIE_TOLERANCE` of the best count as equal (the
 model is a bound, so smaller differences mean nothing), and among those the
@@ -33,7 +47,7 @@ from .mma import MmaShape
 from .model import evaluate as evaluate_model
 from .model import get_variant
 from .queryargs import DEFAULT_MAX_FUSE
-from .refinement import Refinement, refine, unit_terms
+from .refinement import Interval, Refinement, refine, unit_terms
 from .stencil import Stencil, check_fuse
 
 #: Relative difference of throughput under which two configurations count as equal.
@@ -71,6 +85,12 @@ class Option:
     terms: dict = field(default_factory=dict)  # refined terms used: name -> value (empty for the base model)
     term_notes: dict = field(default_factory=dict)  # refined terms: name -> how each was obtained
     term_inputs: dict = field(default_factory=dict)  # refined: model symbol -> value the terms were derived at
+    roof: float = float("nan")  # the base model's GStencils/s at this option's α, β and peak (one sweep of t)
+    interval: Interval | None = None  # refined: how far measurements fell from such predictions (None: unknown)
+    kernel_refused: bool = False  # a depth the bundled kernel cannot run (not searched; listed per unit)
+    sweeps: tuple[int, ...] = ()  # with a number of steps: the depth of each sweep (a shallower remainder last)
+    plan_gstencils: float | None = None  # over ``sweeps`` (None: one sweep of t, the model's own number)
+    plan_roof: float | None = None  # the bound over ``sweeps``
 
     @property
     def label(self) -> str:
@@ -115,7 +135,29 @@ class Option:
 
     @property
     def gstencils(self) -> float:
+        """Useful point updates per second, in billions: over the sweep plan where steps were given."""
+        if self.available and self.plan_gstencils is not None:
+            return self.plan_gstencils
         return self._get("gstencils_cc", "gstencils_tc")
+
+    @property
+    def steady_gstencils(self) -> float:
+        """The model's number for sweeps of t steps each (no remainder sweep)."""
+        return self._get("gstencils_cc", "gstencils_tc")
+
+    @property
+    def bound_gstencils(self) -> float:
+        """The base model's bound at this option's α, β and instruction peak (equal to ``gstencils`` under base):
+        what a perfect implementation of the transformation could reach, beside what this kernel will."""
+        if not self.available:
+            return float("nan")
+        return self.plan_roof if self.plan_roof is not None else self.roof
+
+    def interval_range(self) -> tuple[float, float] | None:
+        """(low, high) GStencils/s of the prediction's interval, or None where none is known."""
+        if not self.available or self.interval is None:
+            return None
+        return self.interval.around(self.gstencils)
 
     @property
     def attainable_flops(self) -> float:
@@ -152,6 +194,14 @@ class Advice:
     searched: list[int] = field(default_factory=list)  # depths evaluated
     skipped: dict[int, str] = field(default_factory=dict)  # depth -> why it was not searched
     model: str = "base"  # the model variant asked for (each option says which one it got)
+    grid: tuple[int, ...] | None = None  # the grid the refined terms assumed (None: the base model needs none)
+    grid_given: bool = False  # the user's grid (else the bundled kernels' default grid)
+    steps: int | None = None  # time steps in all (None: one sweep of t steps at each depth, as 'run' does)
+    unit_skipped: dict[str, dict[int, str]] = field(default_factory=dict)  # unit -> depth -> why its kernel cannot
+    fallback: dict[str, str] = field(default_factory=dict)  # unit -> why it keeps the published implementations
+    notes: list[str] = field(default_factory=list)  # what the tool chose for the user, one line each
+    by_depth: dict[str, dict[int, Option]] = field(default_factory=dict)  # unit -> depth -> option (all searched)
+    command: str = ""  # the query as a 'tcadvisor advise' command line (what '--run' appends to)
 
     def runner_up(self, among: list[Option], winner: Option) -> Option | None:
         """The best available option of another unit than ``winner`` among ``among``."""
@@ -184,9 +234,43 @@ def _peak(gpu: GpuSpec, unit: str, precision: str, shape: MmaShape | None) -> tu
     return gpu.peak(unit, precision), label, gpu.peaks[unit][precision].source
 
 
+def _refine_depth(impl: ImplProfile, unit: str, stencil: Stencil, t: int, dtype: str, precision: str,
+                  shape: MmaShape | None, gpu: GpuSpec, grid=None, kernel: str = "") -> Refinement:
+    """:func:`~tcadvisor.refinement.refine` at one depth, also where a shallower depth is refused.
+
+    ``refine`` takes the kernel's depth limit to be the depth before the first one it
+    refuses, but a bundled kernel's plan changes with the depth (its tuned tiles), so
+    a deeper depth may run where a shallower one does not (A100, Box-3D1R FP64: t = 4
+    needs 170 KiB of shared memory, t = 5 fits).  Such a depth the kernel runs is
+    evaluated with its own plan here, so that the advisor's availability is the
+    kernel's acceptance at every depth (tests/test_support.py).
+    """
+    from . import refinement
+
+    found = refine(impl, unit, stencil, t, dtype, precision, shape, gpu, grid, kernel)
+    limit = next(term for term in unit_terms(unit) if term.hook == "depth_limit")
+    if not found.applies or t <= found.values[limit.name] or not impl.kernel or impl.tiling.launch != "kernel":
+        return found
+    ctx = refinement.Context(impl, impl.tiling, unit, stencil, t, dtype, precision, shape, gpu, grid, kernel)
+    if refinement.cannot_run(ctx, t):
+        return found
+    values, notes = {}, {}
+    for term in unit_terms(unit):
+        if term is limit:
+            values[term.name] = float(t)
+            notes[term.name] = (f"t = {t} runs: its plan fits although a shallower depth's does not "
+                                f"({found.notes[term.name]})")
+        else:
+            got = refinement.HOOKS[term.hook](ctx)
+            values[term.name], notes[term.name] = got.value, got.note
+    inputs = {**refinement.plan_inputs(ctx)[0], **refinement.constants()}
+    note = f"refined model from {impl.name}'s launch plan at t = {t}: {len(values)} of {len(values)} terms derived"
+    return Refinement(True, values, notes, note, inputs)
+
+
 def _refinements(impl: ImplProfile, unit: str, stencil: Stencil, fuses: list[int], dtype: str, precision: str,
                  shapes: list[MmaShape | None], gpu: GpuSpec, grid=None, kernel: str = "") -> list[Refinement]:
-    return [refine(impl, unit, stencil, t, dtype, precision, shape, gpu, grid, kernel)
+    return [_refine_depth(impl, unit, stencil, t, dtype, precision, shape, gpu, grid, kernel)
             for t, shape in zip(fuses, shapes)]
 
 
@@ -200,6 +284,11 @@ def _cuda_core_side(cc_impl: ImplProfile | None, stencil: Stencil, dtype: str, g
     return {name: [f.values[name] for f in found] for name in found[0].values} if found else {}
 
 
+def _bundled_refined(impl: ImplProfile, variant: str) -> bool:
+    """Whether ``impl`` is a bundled kernel evaluated with the refined model (its depths are then its kernel's)."""
+    return variant == "refined" and bool(impl.kernel) and impl.tiling is not None and impl.tiling.launch == "kernel"
+
+
 def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec,
                   fuses: list[int], choice: AlphaChoice, cc_peak: float | None, *, model: str = "base",
                   cc_impl: ImplProfile | None = None, grid: tuple[int, int, int] | None = None,
@@ -211,44 +300,60 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
     values where ``impl`` declares no tiling, as ``model_note`` says), and a Tensor
     Core option is compared with the CUDA-core terms of ``cc_impl``.  A depth whose
     fused support or α would exceed the work budget comes back as an unavailable
-    option with ``skipped`` set and the reason; under ``refined``, so does a depth
-    the kernel's on-chip capacity cannot hold (``skipped`` unset).  ``grid``
-    ((nz, ny, nx)) is the grid the refined terms are derived for (default: the
-    bundled kernels' default grid of the stencil's dimension); ``kernel`` a recorded
-    run's kernel description, whose configuration the refined terms then describe
-    instead of today's default.
+    option with ``skipped`` set and the reason; under ``refined``, a depth a bundled
+    kernel refuses (:func:`tcadvisor.support.depth_refusal`: the kernel's own checks,
+    then its plan's shared memory, tile and residency on this GPU) comes back
+    unavailable with ``kernel_refused`` set.  Every available option carries the base
+    model's bound at its own α, β and peak (``roof``).  ``grid`` ((nz, ny, nx)) is
+    the grid the refined terms are derived for (default: the bundled kernels' default
+    grid of the stencil's dimension); ``kernel`` a recorded run's kernel description,
+    whose configuration the refined terms then describe instead of today's default.
     """
     variant = get_variant(model).name
     why = impl.why_not(stencil, dtype, gpu)
     if why is not None:
         return [_unavailable(unit, t, why, impl) for t in fuses]
     precision, _ = impl.precision_for(dtype, gpu)
+    own_depths = _bundled_refined(impl, variant)
     S = BYTES[dtype]
     K = stencil.K
     rows: list[tuple[int, Fraction, ResolvedAlpha | None, tuple[float, str, str]]] = []
     out_of_budget: dict[int, str] = {}
     cannot: dict[int, str] = {}
+    refused: dict[int, str] = {}
     wrong_mode: dict[int, str] = {}
     for t in fuses:
+        resolved = None
+        if unit != "cuda_core":
+            try:
+                resolved = resolve_alpha(impl, choice, stencil, t, precision, gpu)
+                beta = stencil.beta(t)
+            except WorkBudgetExceeded as exc:
+                out_of_budget[t] = str(exc)
+                continue
+            except AlphaModeError as exc:
+                wrong_mode[t] = str(exc)
+                continue
+            except UnavailableError as exc:  # this depth cannot be built (e.g. a fused radius the instruction cannot hold)
+                cannot[t] = str(exc)
+                continue
+        if own_depths:
+            from .support import depth_refusal
+
+            no = depth_refusal(impl, stencil, t, dtype, precision, gpu, resolved.mma if resolved else None, grid)
+            if no:
+                refused[t] = f"{impl.name} cannot run t = {t} on {gpu.name}: {no}"
+                continue
         if unit == "cuda_core":
             rows.append((t, Fraction(1), None, _peak(gpu, unit, precision, None)))
-            continue
-        try:
-            resolved = resolve_alpha(impl, choice, stencil, t, precision, gpu)
-            beta = stencil.beta(t)
-        except WorkBudgetExceeded as exc:
-            out_of_budget[t] = str(exc)
-            continue
-        except AlphaModeError as exc:
-            wrong_mode[t] = str(exc)
-            continue
-        except UnavailableError as exc:  # this depth cannot be built (e.g. a fused radius the instruction cannot hold)
-            cannot[t] = str(exc)
-            continue
-        rows.append((t, beta, resolved, _peak(gpu, unit, precision, resolved.mma)))
+        else:
+            rows.append((t, beta, resolved, _peak(gpu, unit, precision, resolved.mma)))
     options: dict[int, Option] = {t: _unavailable(unit, t, why_, impl, skipped=True)
                                   for t, why_ in out_of_budget.items()}
     options.update({t: _unavailable(unit, t, why_, impl) for t, why_ in cannot.items()})
+    for t, why_ in refused.items():
+        options[t] = _unavailable(unit, t, why_, impl)
+        options[t].kernel_refused, options[t].model = True, variant
     for t, why_ in wrong_mode.items():
         options[t] = _unavailable(unit, t, why_, impl)
         options[t].alpha_mode_error = True
@@ -269,9 +374,12 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
             if unit != "cuda_core":
                 terms.update({k: np.array(v) for k, v in
                               _cuda_core_side(cc_impl, stencil, dtype, gpu, depths, grid).items()})
-        out = evaluate_model(K=K, t=ts, beta=betas, alpha=alphas, S=S, B=gpu.bandwidth.value, P_cc=p_cc,
-                             P_tc=peaks, variant=variant, **terms)
+        inputs = dict(K=K, t=ts, beta=betas, alpha=alphas, S=S, B=gpu.bandwidth.value, P_cc=p_cc, P_tc=peaks)
+        out = evaluate_model(**inputs, variant=variant, **terms)
         arrays = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(rows),)) for k, v in out.items()}
+        key = "gstencils_cc" if unit == "cuda_core" else "gstencils_tc"
+        roofs = (arrays[key] if variant == "base" else
+                 np.broadcast_to(np.asarray(evaluate_model(**inputs, variant="base")[key], dtype=float), (len(rows),)))
         fits = "fits_cc" if unit == "cuda_core" else "fits_tc"
         for i, (t, beta, resolved, (peak, note, source)) in enumerate(rows):
             values = {k: float(v[i]) for k, v in arrays.items()}
@@ -294,15 +402,20 @@ def evaluate_unit(unit: str, impl: ImplProfile, stencil: Stencil, dtype: str, gp
                 terms=dict(found.values) if found is not None and found.applies else {},
                 term_notes=dict(found.notes) if found is not None and found.applies else {},
                 term_inputs=dict(found.inputs) if found is not None and found.applies else {},
+                roof=float(roofs[i]),
             )
+            if opt.model == "refined":
+                from .refinement import prediction_interval
+
+                opt.interval = prediction_interval(unit, precision)
             if unit != "cuda_core" and cc_peak is not None:
                 from .wording import decision_text
 
                 opt.scenario = int(values["scenario"])
                 opt.decision = decision_text(opt)
             elif unit != "cuda_core":
-                for key in ("R", "R_ratio", "P_cc"):
-                    opt.values[key] = float("nan")
+                for key_ in ("R", "R_ratio", "P_cc"):
+                    opt.values[key_] = float("nan")
             options[t] = opt
     return [options[t] for t in fuses]
 
@@ -339,8 +452,8 @@ def cuda_core_peak(impl: ImplProfile, stencil: Stencil, dtype: str, gpu: GpuSpec
 
 def implementations(stencil: Stencil, dtype: str, gpu: GpuSpec,
                     impls: dict[str, ImplProfile] | None = None) -> dict[str, tuple[ImplProfile, str | None]]:
-    """Per unit: the implementation evaluated (the user's, else the preferred one that runs
-    this configuration) and, if none can, why."""
+    """Per unit, for the base model: the implementation evaluated (the user's, else the preferred
+    published one that runs this configuration) and, if none can, why."""
     out = {}
     for unit in UNITS:
         if impls and unit in impls:
@@ -350,10 +463,103 @@ def implementations(stencil: Stencil, dtype: str, gpu: GpuSpec,
     return out
 
 
+@dataclass(frozen=True)
+class UnitChoice:
+    """What one unit is evaluated with: the implementation, why it is not available, the model, and why it fell back."""
+
+    impl: ImplProfile
+    why: str | None  # None: it runs this stencil in this dtype on this GPU (at some depth)
+    model: str  # base | refined
+    fallback: str | None = None  # why the published implementations and the base model (the GPU cannot run it)
+
+
+def unit_choices(stencil: Stencil, dtype: str, gpu: GpuSpec, impls: dict[str, ImplProfile] | None = None,
+                 model: str = "refined") -> dict[str, UnitChoice]:
+    """Per unit: the implementation and model an answer uses.
+
+    The user's implementation where one was named.  Otherwise, under ``refined``, the
+    unit's bundled kernel, whatever it runs: a stencil or dtype it does not run makes
+    the unit *not available* with the kernel's own reason (the answer is about the
+    kernels that run), and only a GPU that cannot run the kernel at all
+    (:func:`tcadvisor.support.gpu_refusal`) keeps the published implementations with
+    the base model, with ``fallback`` saying why.  Under ``base``, the published
+    implementations (:func:`implementations`).
+    """
+    from .gpu.registry import bundled_profile
+    from .support import gpu_refusal, kernel_precision
+
+    out = {}
+    published = implementations(stencil, dtype, gpu, impls)
+    for unit in UNITS:
+        if (impls and unit in impls) or model == "base":
+            out[unit] = UnitChoice(*published[unit], model)
+            continue
+        profile = bundled_profile(unit)
+        precision, no_dtype = kernel_precision(profile, dtype)
+        no_gpu = gpu_refusal(profile, gpu, precision)
+        if no_gpu:
+            out[unit] = UnitChoice(*published[unit], "base", no_gpu)
+        else:
+            out[unit] = UnitChoice(profile, no_dtype or profile.why_not(stencil, dtype, gpu), "refined")
+    return out
+
+
+def _grid(grid, stencil: Stencil) -> tuple[int, ...]:
+    """The grid as extents of the stencil's dimensions ('10240x10240', (512, 512, 512)); a one-line error otherwise."""
+    from .gpu.runner import parse_grid
+
+    return parse_grid(grid, stencil.dims)
+
+
+def check_steps(steps) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise TcAdvisorError(f"--steps {steps!r}: expected a whole number of time steps, at least 1")
+    return int(steps)
+
+
+def _over_plan(option: Option, by_depth: dict[int, Option], steps: int) -> None:
+    """Throughput and bound of ``option`` over the sweeps of ``steps`` steps at its depth (remainder included).
+
+    Each sweep of depth d takes d/G(d) per point, so the run's throughput is the
+    steps over the sum; a remainder sweep the unit cannot run makes the option
+    unavailable, with the reason.
+    """
+    from .gpu.runner import sweep_plan  # the plan 'tcadvisor run' runs
+
+    plan = sweep_plan(steps, option.fuse)
+    option.sweeps = tuple(plan)
+    if len(plan) == 1 or plan[-1] == option.fuse:
+        return
+    rest = by_depth.get(plan[-1])
+    if rest is None or not rest.available:
+        why = rest.reason if rest is not None else "not evaluated"
+        option.available, option.reason = False, (f"{steps} steps leave a remainder sweep of t = {plan[-1]}, "
+                                                  f"which cannot run: {why}")
+        return
+    full = len(plan) - 1
+    option.plan_gstencils = steps / (full * option.fuse / option.steady_gstencils + plan[-1] / rest.steady_gstencils)
+    option.plan_roof = steps / (full * option.fuse / option.roof + plan[-1] / rest.roof)
+
+
+def command_line(stencil: str, fuse, dtype: str, gpu: str | None, impls: list[str], alpha, max_fuse, model,
+                 grid, steps) -> str:
+    """The query as a ``tcadvisor advise`` command (what a close verdict tells the user to run with --run)."""
+    import shlex
+
+    words = ["tcadvisor", "advise", stencil]
+    for flag, value in (("--fuse", fuse), ("--dtype", dtype), ("--gpu", gpu), ("--alpha", alpha),
+                        ("--max-fuse", max_fuse), ("--model", model), ("--grid", grid), ("--steps", steps)):
+        if value is not None:
+            words += [flag, str(value)]
+    for name in impls:
+        words += ["--impl", name]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str | None" = None,
            fuse: int | None = None, impls=None, alpha_choice: "AlphaChoice | str | float | None" = None,
-           max_fuse: int | None = None, model: str = "base", *,
-           alpha: "AlphaChoice | str | float | None" = None) -> Advice:
+           max_fuse: int | None = None, model: str | None = None, *,
+           alpha: "AlphaChoice | str | float | None" = None, grid=None, steps: int | None = None) -> Advice:
     """Evaluate every unit for ``stencil`` and pick the best unit and fusion depth.
 
     Arguments are checked as the command line checks them and may be given as names:
@@ -361,17 +567,32 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
     or spec file (``None``: the embedded default), implementation names, how α is
     chosen (``alpha_choice``, or ``alpha=`` as the ``--alpha`` option spells it:
     ``"paper"``, ``"constructed"``, a number, an :class:`AlphaChoice`), the model
-    variant (``base`` or ``refined``).  Bad values raise
-    :class:`~tcadvisor.errors.TcAdvisorError` with a one-line message.
+    variant (``refined``, the default: the bundled kernels where they run, see the
+    module docstring; ``base``: the paper's model with the published
+    implementations; ``None`` is ``refined``, except with ``alpha="paper"``, whose
+    published constants belong to the published implementations, so ``base``, as
+    ``advice.notes`` says), the grid the refined terms assume (``"10240x10240"``;
+    default: the bundled kernels' default grid, as ``tcadvisor run``) and the time
+    steps in all (``steps``; default: one sweep of t steps at each depth, as ``run``;
+    otherwise sweeps of t steps and a shallower remainder sweep, and no depth beyond
+    ``steps``).  Bad values raise :class:`~tcadvisor.errors.TcAdvisorError` with a
+    one-line message.
     """
     from .arguments import as_dtype, as_gpu, as_impls, as_stencil
 
     if alpha is not None and alpha_choice is not None:
         raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
+    stencil_arg = stencil
     stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
     chosen = as_impls(impls)
     choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
-    variant = get_variant(model).name
+    notes: list[str] = []
+    if model is None and choice.mode == "paper":
+        variant = "base"
+        notes.append("--alpha paper: the published constants belong to the published implementations, so they are "
+                     "compared with the paper's model (--model base; --model refined asks about the bundled kernels)")
+    else:
+        variant = get_variant("refined" if model is None else model).name
     if fuse is not None:
         fuse = check_fuse(fuse)
     if max_fuse is None:
@@ -380,44 +601,98 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
         max_fuse = check_fuse(max_fuse)
         if fuse is not None and fuse > max_fuse:
             raise TcAdvisorError(f"--fuse {fuse} is deeper than --max-fuse {max_fuse}; raise --max-fuse or omit it")
+    grid_given = grid is not None
+    extents = _grid(grid, stencil) if grid_given else None
+    if steps is not None:
+        steps = check_steps(steps)
+        if fuse is not None and fuse > steps:
+            raise TcAdvisorError(f"--fuse {fuse} is deeper than --steps {steps}: a sweep cannot fuse more time steps "
+                                 "than the run has; lower --fuse or raise --steps")
     # The best-depth search covers 1..max_fuse, plus the requested depth if it lies beyond.
     fuses = sorted(set(range(1, max_fuse + 1)) | ({fuse} if fuse else set()))
+    too_deep = {t: f"a run of {steps} steps cannot fuse {t}" for t in fuses if steps is not None and t > steps}
+    fuses = [t for t in fuses if t not in too_deep]
+    evaluated = sorted(set(fuses) | ({steps % t for t in fuses if steps % t} if steps else set()))
 
-    per_unit: dict[str, list[Option]] = {}
-    used = implementations(stencil, dtype, gpu, chosen)
-    cc_impl, cc_why = used["cuda_core"]
-    cc_peak = None if cc_why else cuda_core_peak(cc_impl, stencil, dtype, gpu)
+    used = unit_choices(stencil, dtype, gpu, chosen, variant)
+    refined_units = [u for u in UNITS if used[u].model == "refined" and used[u].why is None]
+    if model is None and not refined_units and any(c.fallback for c in used.values()):
+        variant = "base"  # the GPU runs no bundled kernel: the answer is the paper's, and the fallback lines say why
+    if extents is None and any(used[u].impl.kernel for u in refined_units):
+        from .gpu.plans import DEFAULT_GRIDS
+
+        extents = tuple(DEFAULT_GRIDS[stencil.dims])
+    grid3 = None if extents is None else (1,) * (3 - stencil.dims) + tuple(extents)
+    cc = used["cuda_core"]
+    cc_peak = None if cc.why else cuda_core_peak(cc.impl, stencil, dtype, gpu)
+    by_depth: dict[str, dict[int, Option]] = {}
     for unit in UNITS:
-        impl, why = used[unit]
+        impl, why = used[unit].impl, used[unit].why
         if why is not None:
-            per_unit[unit] = [_unavailable(unit, t, why, impl) for t in fuses]
+            opts = [_unavailable(unit, t, why, impl) for t in evaluated]
+            for o in opts:
+                o.model = used[unit].model
         else:
-            per_unit[unit] = evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak, model=variant,
-                                           cc_impl=None if cc_why else cc_impl)
-            mismatch = next((o.reason for o in per_unit[unit] if o.alpha_mode_error), None)
+            opts = evaluate_unit(unit, impl, stencil, dtype, gpu, evaluated, choice, cc_peak, model=used[unit].model,
+                                 cc_impl=None if cc.why else cc.impl, grid=grid3)
+            mismatch = next((o.reason for o in opts if o.alpha_mode_error), None)
             if unit in chosen and mismatch:  # the user named both the implementation and an α it lacks
                 raise AlphaModeError(mismatch)
+        by_depth[unit] = {o.fuse: o for o in opts}
+    # A Tensor Core option is compared with CUDA cores at its own depth: not where the CUDA-core kernel cannot run it.
+    for opt in [*by_depth["tensor_core"].values(), *by_depth["sparse_tensor_core"].values()]:
+        if opt.available and by_depth["cuda_core"][opt.fuse].kernel_refused:
+            opt.scenario, opt.decision = None, None
+            for key in ("R", "R_ratio"):
+                opt.values[key] = float("nan")
+    if steps is not None:
+        for unit in UNITS:
+            for t in fuses:
+                opt = by_depth[unit][t]
+                if opt.available:
+                    _over_plan(opt, by_depth[unit], steps)
+    per_unit = {unit: [by_depth[unit][t] for t in fuses] for unit in UNITS}
 
-    skipped = {}
+    skipped = dict(too_deep)
     for opts in per_unit.values():
         for o in opts:
             if o.skipped:
                 skipped.setdefault(o.fuse, o.reason)
     if fuse is not None and fuse in skipped:
         raise WorkBudgetExceeded(skipped[fuse])
+    unit_skipped = {unit: {o.fuse: o.reason.removeprefix(f"{o.impl.name} cannot run t = {o.fuse} on {gpu.name}: ")
+                           for o in opts if o.kernel_refused} for unit, opts in per_unit.items()}
     best = {}
     for unit, opts in per_unit.items():
         pick = _pick(opts)
-        best[unit] = pick if pick is not None else opts[0]
+        best[unit] = pick if pick is not None else (by_depth[unit][fuse] if fuse is not None else opts[0])
     if fuse is not None:
-        options = [next(o for o in per_unit[u] if o.fuse == fuse) for u in UNITS]
+        options = [by_depth[u][fuse] for u in UNITS]
     else:
         options = [best[u] for u in UNITS]
     overall = _pick([o for opts in per_unit.values() for o in opts])
     at_fuse = _pick(options) if fuse is not None else None
     searched = [t for t in fuses if t not in skipped]
+    if grid_given and not refined_units:
+        notes.append(f"--grid {'x'.join(map(str, extents))}: the base model does not depend on the grid")
+    published = implementations(stencil, dtype, gpu, chosen)
+    unavailable = [u for u in UNITS if used[u].model == "refined" and used[u].why and u not in chosen
+                   and published[u][1] is None]  # where the base model has an implementation to offer
+    if unavailable:
+        notes.append(f"{' and '.join(UNIT_LABELS[u] for u in unavailable)}: no bundled kernel runs this here; "
+                     "--model base gives the published implementations' bounds")
     advice = Advice(stencil, dtype, gpu, fuse, options, best, overall, "", max_fuse, at_fuse, searched, skipped,
-                    variant)
+                    variant, grid=extents if refined_units else None, grid_given=grid_given, steps=steps,
+                    unit_skipped={u: v for u, v in unit_skipped.items() if v},
+                    fallback={u: c.fallback for u, c in used.items() if c.fallback}, notes=notes,
+                    by_depth=by_depth)
+    alpha_text = None if choice.mode == "default" else (f"{float(choice.value):g}" if choice.mode == "value"
+                                                        else choice.mode)
+    advice.command = command_line(str(stencil_arg) if isinstance(stencil_arg, str) or hasattr(stencil_arg, "__fspath__")
+                                  else stencil.name, fuse, dtype, gpu.key if gpu.bundled else str(gpu.path),
+                                  [p.name for p in chosen.values()],
+                                  alpha_text, None if max_fuse == DEFAULT_MAX_FUSE else max_fuse, model,
+                                  None if not grid_given else "x".join(map(str, extents)), steps)
     from .wording import verdict_sentence
 
     advice.verdict_text = verdict_sentence(advice)

@@ -38,15 +38,28 @@ def integer(name: str):
     return convert
 
 
-def add_model_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="base", type=str.lower, choices=MODELS,
-                   help="base: the paper's roofline model with α and β (default); refined: adds the tile halos, "
-                        "tile loads, achievable ceilings, overlap and on-chip capacity of implementations that "
-                        "declare their tiling (the bundled kernels); others use the base model and the answer says so")
+def add_model_argument(p: argparse.ArgumentParser, default: str | None = "base") -> None:
+    """``--model``.  ``default`` None: the advisor's own default (refined for the bundled kernels, base with
+    ``--alpha paper``: :func:`tcadvisor.advisor.advise`)."""
+    if default is None:
+        text = ("refined (the default): the bundled kernels tcadvisor-cc, -tc and -sptc where they run this stencil "
+                "here, with the terms of their launch plans (tile halos and loads, achievable ceilings, on-chip "
+                "capacity), beside each unit's bound; base: the paper's roofline model with the published "
+                "implementations (EBISU, ConvStencil, SPIDER, ...), the default with --alpha paper")
+    else:
+        text = ("base: the paper's roofline model with α and β (default); refined: adds the tile halos, "
+                "tile loads, achievable ceilings, overlap and on-chip capacity of implementations that "
+                "declare their tiling (the bundled kernels); others use the base model and the answer says so")
+    p.add_argument("--model", default=default, type=str.lower, choices=MODELS, help=text)
 
 
-def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = None) -> None:
-    """The arguments of one query: stencil, depth, dtype, GPU, implementations, α, depth search, model."""
+def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = None,
+                        model_default: str | None = None) -> None:
+    """The arguments of one query: stencil, depth, dtype, GPU, implementations, α, depth search, model, grid, steps.
+
+    ``model_default`` None is the advisor's default (the bundled kernels, refined);
+    ``roofline`` draws the paper's roofs and keeps ``base``.
+    """
     p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...) "
                                    "or a file of offsets (.txt, .yaml, .json)")
     p.add_argument("--fuse", "-t", type=integer("--fuse"), default=fuse_default,
@@ -64,7 +77,13 @@ def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = N
     p.add_argument("--max-fuse", type=integer("--max-fuse"), default=None,
                    help=f"deepest fusion searched for the best depth (default {DEFAULT_MAX_FUSE}; a --fuse beyond "
                         "it is searched too)")
-    add_model_argument(p)
+    add_model_argument(p, model_default)
+    p.add_argument("--grid", default=None, metavar="NxM[xK]",
+                   help="the domain the refined model sizes the kernels' launches for, e.g. 10240x10240 or "
+                        "512x512x512 (default: the bundled kernels' default grid, as 'tcadvisor run')")
+    p.add_argument("--steps", type=integer("--steps"), default=None,
+                   help="time steps in all: sweeps of t steps and a shallower sweep for the remainder, no depth "
+                        "beyond it (default: one sweep of t steps at each depth, as 'tcadvisor run')")
 
 
 def advice_from_args(args):
@@ -82,7 +101,20 @@ def advice_from_args(args):
     resolved = resolve_gpu(args.gpu)
     impls = as_impls(args.impl)
     adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls, alpha_choice=alpha_choice,
-                 max_fuse=args.max_fuse, model=getattr(args, "model", "base"))
+                 max_fuse=args.max_fuse, model=getattr(args, "model", None), grid=getattr(args, "grid", None),
+                 steps=getattr(args, "steps", None))
+    adv.command = command_of(args)
+    from .wording import verdict_sentence
+
+    adv.verdict_text = verdict_sentence(adv)  # a close call names the command as the user wrote it
     if resolved.note:  # said only once the query is valid, so an error stays a single line
         print(f"tcadvisor: {resolved.note}", file=sys.stderr)
     return adv
+
+
+def command_of(args) -> str:
+    """The query's ``tcadvisor advise`` command with the arguments as the user wrote them (a close verdict names it)."""
+    from .advisor import command_line
+
+    return command_line(args.stencil, args.fuse, args.dtype, args.gpu, list(args.impl), args.alpha, args.max_fuse,
+                        getattr(args, "model", None), getattr(args, "grid", None), getattr(args, "steps", None))

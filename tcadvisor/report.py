@@ -45,8 +45,17 @@ def text_table(headers: list[str], rows: list[list[str]], align: str) -> list[st
     return [line(headers), line(["-" * w for w in widths])] + [line(r) if len(r) == len(headers) else "  ".join(r) for r in rows]
 
 
-def option_row(opt: Option, show_fuse: bool, reference: Option | None = None) -> list[str]:
-    """One table row; ``reference`` (best-depth mode): the CUDA-core row the ratio column compares with."""
+def gstencils_cell(opt: Option) -> str:
+    """GStencils/s, with the refined prediction's interval where one is known: ``412 (350–470)``."""
+    rng = opt.interval_range()
+    if rng is None:
+        return fnum(opt.gstencils)
+    return f"{fnum(opt.gstencils)} ({fnum(rng[0], 3)}–{fnum(rng[1], 3)})"
+
+
+def option_row(opt: Option, show_fuse: bool, reference: Option | None = None, roofline: bool = False) -> list[str]:
+    """One table row; ``reference`` (best-depth mode): the CUDA-core row the ratio column compares with;
+    ``roofline``: with the column of the base model's bound."""
     label = opt.label
     if not opt.available:
         return [label, f"not available: {opt.reason}"]
@@ -66,7 +75,8 @@ def option_row(opt: Option, show_fuse: bool, reference: Option | None = None) ->
         fnum(opt.intensity),
         fnum(opt.ridge),
         opt.bound,
-        fnum(opt.gstencils),
+        gstencils_cell(opt),
+    ] + ([fnum(opt.bound_gstencils)] if roofline else []) + [
         fnum(ratio, 3) if ratio is not None else "–",
         str(opt.scenario) if opt.scenario else "–",
     ]
@@ -91,13 +101,30 @@ def format_advice(adv: Advice) -> str:
     show_fuse = adv.fuse is None
     cc_row = adv.options[0] if show_fuse else None
     ratio_header = "x CC row" if show_fuse else "speedup"
+    # The bound column only where it says something: some row is a refined prediction (under the base model
+    # every row's GStencils/s is its bound, and the answer stays what it always was).
+    roofline = any(o.available and o.model == "refined" for o in adv.options)
     headers = ["unit", "impl", "precision"] + (["t"] if show_fuse else []) + [
-        "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s", ratio_header, "scenario"]
-    align = "lll" + ("r" if show_fuse else "") + "rrrrrrlrrr"
-    rows = [option_row(o, show_fuse, cc_row) for o in adv.options]
-    lines = [head, ""] + text_table(headers, rows, align) + [""]
+        "α", "β", "FLOP/pt", "B/pt", "I [FLOP/B]", "ridge", "bound", "GStencils/s"] + (
+        ["roofline"] if roofline else []) + [ratio_header, "scenario"]
+    align = "lll" + ("r" if show_fuse else "") + "rrrrrrlr" + ("r" if roofline else "") + "rr"
+    rows = [option_row(o, show_fuse, cc_row, roofline) for o in adv.options]
+    lines = [head]
+    assumed = assumptions(adv)
+    if assumed:
+        lines.append(assumed)
+    lines += [""] + text_table(headers, rows, align) + [""]
     lines.append("FLOP/pt counts what the unit executes per output point and sweep (padding and fusion redundancy "
                  "included); GStencils/s counts useful point updates, every time step included.")
+    if roofline:
+        lines.append("GStencils/s of a refined row is what the bundled kernel is predicted to reach; 'roofline' is the "
+                     "paper's model at that row's own α, β and instruction peak: what a perfect implementation of the "
+                     "transformation could reach.")
+    with_interval = [o for o in adv.options if o.interval_range() is not None]
+    if with_interval:
+        levels = ", ".join(sorted({f"{o.interval.level:.0%}" for o in with_interval}))
+        lines.append(f"GStencils/s (low–high): where {levels} of held-out measurements fell around such predictions "
+                     "(cross-validated residuals of the refined model for that unit and precision).")
     if show_fuse:
         lines.append("'x CC row' is each row's throughput over the CUDA-core row above (its best depth); the scenario "
                      "compares a Tensor Core row with CUDA cores at that row's own t.")
@@ -115,8 +142,12 @@ def format_advice(adv: Advice) -> str:
     for opt in adv.options:
         if opt.available and opt.decision:
             lines.append(f"{opt.label} vs CUDA cores at t = {opt.fuse}: {opt.decision}.")
-    if adv.model != "base":
+    if adv.model != "base" and model_line(adv):
         lines.append(model_line(adv))
+    lines += fallback_lines(adv)
+    lines += [f"Note: {note}." for note in adv.notes]
+    if adv.unit_skipped:
+        lines.append("Not searched, the bundled kernel cannot run them: " + skipped_text(adv) + ".")
     best = []
     for unit in UNITS:
         b = adv.best[unit]
@@ -126,10 +157,71 @@ def format_advice(adv: Advice) -> str:
     return "\n".join(lines)
 
 
+def fallback_lines(adv: Advice) -> list[str]:
+    """One line per reason: the units that keep the published implementations and the base model, and why."""
+    from .hardware import UNIT_LABELS
+
+    by_reason: dict[str, list[str]] = {}
+    for unit, why in adv.fallback.items():
+        by_reason.setdefault(why, []).append(unit)
+    out = []
+    for why, units in by_reason.items():
+        names = [UNIT_LABELS[u] for u in units]
+        impls = ", ".join(dict.fromkeys(adv.best[u].impl.name for u in units if adv.best[u].impl is not None))
+        which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        what = "implementation" if "," not in impls else "implementations"
+        kernels = "its bundled kernel" if len(units) == 1 else "their bundled kernels"
+        out.append(f"{which}: the published {what} ({impls}) with the base model, since {kernels} "
+                   f"cannot run here: {why}.")
+    return out
+
+
+def assumptions(adv: Advice) -> str:
+    """One line: the grid and the time steps the answer assumed ('' for the base model with neither given)."""
+    parts = []
+    if adv.grid is not None:
+        grid = "x".join(map(str, adv.grid))
+        parts.append(f"grid {grid}" + ("" if adv.grid_given else " (the bundled kernels' default, as 'tcadvisor run'; "
+                                                                  "--grid to change)"))
+    if adv.steps is not None:
+        parts.append(f"{adv.steps} time steps: sweeps of t steps and a shallower sweep for the remainder, depths "
+                     f"beyond {adv.steps} not searched")
+    elif adv.grid is not None:
+        parts.append("one sweep of t steps at each depth, as 'tcadvisor run' (--steps for a run's length)")
+    return ("Assumed: " + "; ".join(parts) + ".") if parts else ""
+
+
+def _runs(depths: dict[int, str]) -> list[tuple[list[int], str]]:
+    """Consecutive depths whose reasons differ only in their numbers, with the first depth's reason."""
+    import re
+
+    out: list[tuple[list[int], str]] = []
+    for t in sorted(depths):
+        kind = re.sub(r"\d+", "#", depths[t])
+        if out and out[-1][0][-1] == t - 1 and re.sub(r"\d+", "#", out[-1][1]) == kind:
+            out[-1][0].append(t)
+        else:
+            out.append(([t], depths[t]))
+    return out
+
+
+def skipped_text(adv: Advice) -> str:
+    """Per unit, the depths its bundled kernel cannot run, each run of depths with the reason at its first."""
+    from .hardware import UNIT_LABELS
+    from .wording import depth_range
+
+    parts = []
+    for unit, depths in adv.unit_skipped.items():
+        runs = [f"t = {depth_range(ts)} ({'at t = %d: ' % ts[0] if len(ts) > 1 else ''}{why})"
+                for ts, why in _runs(depths)]
+        parts.append(f"{UNIT_LABELS[unit]} " + ", ".join(runs))
+    return "; ".join(parts)
+
+
 def model_line(adv: Advice) -> str:
     """One line: which options the refined model applies to, and why the others use the base model."""
     refined = [o for o in adv.options if o.available and o.model == "refined"]
-    base = [o for o in adv.options if o.available and o.model != "refined"]
+    base = [o for o in adv.options if o.available and o.model != "refined" and o.unit not in adv.fallback]
     parts = []
     if refined:
         parts.append("refined for " + ", ".join(f"{o.label} ({o.model_note})" for o in refined))
@@ -140,7 +232,7 @@ def model_line(adv: Advice) -> str:
         tiled = ", ".join(p.name for p in catalog().values() if p.tiling is not None and p.unit in {o.unit for o in base})
         parts.append(f"base for {names} (no tiling declared, so the base model with {adv.gpu.name}'s ceilings"
                      + (f"; implementations that declare theirs: {tiled}, chosen with --impl" if tiled else "") + ")")
-    return f"Model {adv.model}: " + "; ".join(parts) + "."
+    return (f"Model {adv.model}: " + "; ".join(parts) + ".") if parts else ""
 
 
 def _clean(x):
@@ -182,8 +274,15 @@ def option_dict(opt: Option) -> dict:
         "executed_flops": opt.executed_flops,
         "gstencils": opt.gstencils,
         "speedup": opt.speedup,
+        "bound_gstencils": opt.bound_gstencils,
         "model_note": opt.model_note or None,
     })
+    rng = opt.interval_range()
+    if rng is not None:
+        out["interval"] = {"low": rng[0], "high": rng[1], "level": opt.interval.level, "n": opt.interval.n,
+                           "source": opt.interval.source}
+    if opt.sweeps:
+        out["sweeps"] = list(opt.sweeps)
     if opt.terms:
         out["terms"] = {name: {"value": _clean(value), "note": opt.term_notes.get(name, "")}
                         for name, value in opt.terms.items()}
@@ -192,6 +291,15 @@ def option_dict(opt: Option) -> dict:
         out["decision"] = opt.decision
         out["beta_threshold"] = opt.values.get("beta_threshold")
     return {k: _clean(v) for k, v in out.items()}
+
+
+def _close(adv: Advice, among: list[Option], winner: Option) -> dict:
+    """``too_close`` (the winner's interval overlaps the runner-up's) and, if so, the command that settles it."""
+    from .wording import too_close
+
+    other = adv.runner_up(among, winner)
+    close = other is not None and too_close(winner, other)
+    return {"too_close": close, "settle": f"{adv.command} --run" if close else None}
 
 
 def advice_dict(adv: Advice) -> dict:
@@ -205,10 +313,13 @@ def advice_dict(adv: Advice) -> dict:
             "mma": str(v.mma_shape) if v.mma_shape is not None else None,
             "gstencils": v.gstencils, "bound": v.bound,
             "speedup_over_best_cuda_core": (v.gstencils / cc.gstencils) if cc is not None and cc.available else None,
+            "model": v.model, "bound_gstencils": v.bound_gstencils,
         })
+        verdict.update(_close(adv, [o for o in adv.best.values() if o.available], v))
     if adv.at_fuse is not None:
         verdict["at_requested_fuse"] = {"unit": adv.at_fuse.unit, "impl": adv.at_fuse.impl.name,
-                                        "fuse": adv.at_fuse.fuse, "gstencils": adv.at_fuse.gstencils}
+                                        "fuse": adv.at_fuse.fuse, "gstencils": adv.at_fuse.gstencils,
+                                        "model": adv.at_fuse.model, **_close(adv, adv.options, adv.at_fuse)}
     return {
         "stencil": st.name,
         "shape": st.shape,
@@ -222,8 +333,15 @@ def advice_dict(adv: Advice) -> dict:
         "gpu": adv.gpu.name,
         "gpu_key": adv.gpu.key,
         "bandwidth": adv.gpu.bandwidth.value,
+        "grid": "x".join(map(str, adv.grid)) if adv.grid is not None else None,
+        "grid_default": (not adv.grid_given) if adv.grid is not None else None,
+        "steps": adv.steps,
         "searched_fuse": adv.searched,
         "skipped_fuse": {str(t): why for t, why in adv.skipped.items()},
+        "skipped_fuse_per_unit": {u: {str(t): why for t, why in d.items()} for u, d in adv.unit_skipped.items()},
+        "fallback": dict(adv.fallback),
+        "notes": list(adv.notes),
+        "command": adv.command,
         "tie_tolerance": TIE_TOLERANCE,
         "options": [option_dict(o) for o in adv.options],
         "best": {u: option_dict(o) for u, o in adv.best.items()},

@@ -29,9 +29,23 @@ def depth_range(depths: list[int]) -> str:
 
 
 def decision_text(opt: "Option") -> str:
-    """The inequality that decides this Tensor Core option against CUDA cores, with numbers."""
+    """The inequality that decides this Tensor Core option against CUDA cores, with numbers.
+
+    Under the refined model the ridges and intensities carry the kernels' achievable
+    ceilings and halo terms, so the paper's closed forms (R ≤ 1 in scenario 2, β against
+    α·P_tc/P_cc in 4) no longer hold; the scenario is stated with R itself.
+    """
     v = opt.values
     i_cc, r_cc, i_tc, r_tc, R = v["I_cc"], v["rho_cc"], v["I_tc"], v["rho_tc"], v["R"]
+    if opt.model == "refined":
+        cc_side = "memory" if i_cc < r_cc else "compute"
+        tc_side = "memory" if i_tc < r_tc else "compute"
+        rel = "<" if i_cc < r_cc else "≥"
+        rel_tc = "<" if i_tc < r_tc else "≥"
+        outcome = "win" if R > 1 else ("lose" if R < 1 else "tie")
+        return (f"scenario {opt.scenario}: {cc_side}-bound on CUDA cores (I_CC = {i_cc:.3g} {rel} ρ_cc = {r_cc:.3g}), "
+                f"{tc_side}-bound on {opt.label} (I_TC = {i_tc:.4g} {rel_tc} ρ_tc = {r_tc:.4g}), both kernels at "
+                f"their achievable ceilings (refined), so R = P_TC/P_CC = {R:.3g}: {opt.label} {outcome}")
     if opt.scenario == 1:
         return (f"scenario 1: memory-bound on both (I_CC = {i_cc:.3g} < ρ_cc = {r_cc:.3g}, "
                 f"I_TC = {i_tc:.4g} < ρ_tc = {r_tc:.4g}), so R = 1: bandwidth caps both units")
@@ -60,6 +74,42 @@ def name(opt: "Option") -> str:
     return f"{opt.label} ({opt.impl.name}, {how}, {opt.precision.upper()}{inst})"
 
 
+def gstencils_text(opt: "Option") -> str:
+    """``412 GStencils/s`` with the prediction's interval where one is known: ``412 (350–470) GStencils/s``."""
+    rng = opt.interval_range()
+    if rng is None:
+        return f"{opt.gstencils:.4g} GStencils/s"
+    return f"{opt.gstencils:.4g} ({rng[0]:.4g}–{rng[1]:.4g}) GStencils/s"
+
+
+def too_close(a: "Option", b: "Option") -> bool:
+    """Whether the intervals of two refined predictions overlap (False where either has none)."""
+    ra, rb = a.interval_range(), b.interval_range()
+    return ra is not None and rb is not None and ra[0] <= rb[1] and rb[0] <= ra[1]
+
+
+def _close_call(adv: "Advice", among: list["Option"], winner: "Option") -> str:
+    """The sentence for a winner the model cannot tell from the runner-up, naming the command that settles it."""
+    other = adv.runner_up(among, winner)
+    if other is None or not too_close(winner, other):
+        return ""
+    level = min(winner.interval.level, other.interval.level)
+    run = f"{adv.command} --run" if adv.command else "tcadvisor advise ... --run"
+    return (f"Too close for the model to call: {winner.label} (t = {winner.fuse}, {gstencils_text(winner)}) and "
+            f"{other.label} (t = {other.fuse}, {gstencils_text(other)}) overlap at the {level:.0%} level of measured "
+            f"against predicted; '{run}' measures both on this GPU.")
+
+
+def _models_differ(adv: "Advice", among: list["Option"], winner: "Option") -> str:
+    """Said where the winner and the runner-up come from different models (a prediction against a bound)."""
+    other = adv.runner_up(among, winner)
+    if other is None or other.model == winner.model:
+        return ""
+    refined, base = (winner, other) if winner.model == "refined" else (other, winner)
+    return (f"{refined.label} ({refined.impl.name}) is the refined model's prediction for a kernel that runs, "
+            f"{base.label} ({base.impl.name}) the base model's bound: not like for like.")
+
+
 def _tie_note(adv: "Advice", among: list["Option"], winner: "Option") -> str:
     from .advisor import TIE_TOLERANCE
 
@@ -79,24 +129,33 @@ def verdict_sentence(adv: "Advice") -> str:
         return f"No execution unit can run this configuration on this GPU ({reasons})."
     best = adv.verdict
     parts = []
+    if adv.fuse is not None and adv.at_fuse is None:
+        reasons = "; ".join(f"{o.label}: {o.reason}" for o in adv.options if o.reason)
+        parts.append(f"At t = {adv.fuse}, no unit runs this configuration ({reasons}).")
     if adv.fuse is not None and adv.at_fuse is not None:
         here = adv.at_fuse
-        parts.append(f"At t = {adv.fuse}, use {name(here)}: {here.gstencils:.4g} GStencils/s, {here.bound}-bound.")
-        others = [f"{o.label} reach {o.speedup:.3g}x of CUDA cores (scenario {o.scenario}, inequality above)"
+        parts.append(f"At t = {adv.fuse}, use {name(here)}: {gstencils_text(here)}, {here.bound}-bound.")
+        others = [f"{o.label} reach {o.speedup:.3g}x of CUDA cores (scenario {o.scenario}, "
+                  f"{'inequality' if o.model == 'base' else 'comparison'} above)"
                   for o in adv.options if o.is_tensor and o.available and o.speedup is not None]
         if others:
             parts.append("; ".join(others) + ".")
         parts.append(_tie_note(adv, adv.options, here).strip())
+        parts.append(_close_call(adv, adv.options, here))
+        parts.append(_models_differ(adv, adv.options, here))
     cc_best = adv.best.get("cuda_core")
     gain = ""
     if cc_best is not None and cc_best.available and best.unit != "cuda_core":
         gain = f", {best.gstencils / cc_best.gstencils:.3g}x the best CUDA-core configuration (t = {cc_best.fuse})"
-    parts.append(
-        f"Best over t = {depth_range(adv.searched)}: {name(best)} at t = {best.fuse}, "
-        f"{best.gstencils:.4g} GStencils/s ({best.bound}-bound{gain})."
-    )
+    over = f"t = {depth_range(adv.searched)}"
+    if adv.unit_skipped:
+        over += ", the depths each bundled kernel runs"
+    parts.append(f"Best over {over}: {name(best)} at t = {best.fuse}, {gstencils_text(best)} "
+                 f"({best.bound}-bound{gain}).")
     everything = [o for o in adv.best.values() if o.available]
     parts.append(_tie_note(adv, everything, best).strip())
+    parts.append(_close_call(adv, everything, best))
+    parts.append(_models_differ(adv, everything, best))
     parts.append(f"Depths within {TIE_TOLERANCE:.0%} of the best count as equal and the shallowest is named.")
     if adv.skipped:
         parts.append(f"Not searched: t = {depth_range(sorted(adv.skipped))} "

@@ -75,10 +75,10 @@ def test_best_depth_search_matches_brute_force():
 
 def test_constructed_alpha_changes_with_depth():
     st = parse_stencil("Box-2D1R")
-    adv3 = advise(st, "double", A100, fuse=3, alpha=AlphaChoice.parse("constructed"))
+    adv3 = advise(st, "double", A100, fuse=3, alpha=AlphaChoice.parse("constructed"), model="base")
     tc = by_unit(adv3)["tensor_core"]
     assert tc.alpha == Fraction(392, 832) and tc.alpha_source == "constructed" and str(tc.mma_shape) == "m8n8k4"
-    adv7 = advise(st, "float", A100, fuse=7, alpha=AlphaChoice.parse("constructed"))
+    adv7 = advise(st, "float", A100, fuse=7, alpha=AlphaChoice.parse("constructed"), model="base")
     assert by_unit(adv7)["sparse_tensor_core"].alpha == Fraction(15, 32)
 
 

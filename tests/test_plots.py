@@ -57,7 +57,7 @@ def test_map_cell_is_the_advisors_speedup(h100_float, unit, radius, fuse):
     _, fig = h100_float
     trace = heatmap(fig, unit, H100)
     z = np.asarray(trace.z, dtype=float)[radius - 1, fuse - 1]
-    o = opt(advise(Stencil.box(2, radius), "float", H100, fuse=fuse), unit)
+    o = opt(advise(Stencil.box(2, radius), "float", H100, fuse=fuse, model="base"), unit)
     assert math.isclose(2.0 ** z, o.speedup, rel_tol=1e-12)
     assert trace.text[radius - 1][fuse - 1] == str(o.scenario)  # the scenario label of the cell
     custom = trace.customdata[radius - 1][fuse - 1]
@@ -72,7 +72,7 @@ def test_map_cell_is_the_advisors_speedup(h100_float, unit, radius, fuse):
 def test_map_fastest_unit_and_best_depth_agree_with_advise(h100_float):
     data, fig = h100_float
     for radius in range(1, 9):
-        adv = advise(Stencil.box(2, radius), "float", H100, max_fuse=16)
+        adv = advise(Stencil.box(2, radius), "float", H100, max_fuse=16, model="base")
         best = data[(data["radius"] == radius) & data["best"]]
         assert len(best) == 1
         assert (best["unit"].iloc[0], best["fuse"].iloc[0]) == (adv.verdict.unit, adv.verdict.fuse)
@@ -80,7 +80,7 @@ def test_map_fastest_unit_and_best_depth_agree_with_advise(h100_float):
         assert row.count("★") == 1 and row.index("★") == adv.verdict.fuse - 1
     trace = heatmap(fig, "winner", H100)
     for radius, fuse in [(1, 3), (1, 12), (3, 2), (6, 1), (8, 12)]:
-        at = advise(Stencil.box(2, radius), "float", H100, fuse=fuse).at_fuse
+        at = advise(Stencil.box(2, radius), "float", H100, fuse=fuse, model="base").at_fuse
         assert UNITS[int(trace.z[radius - 1][fuse - 1])] == at.unit
 
 
@@ -123,10 +123,10 @@ def test_several_gpus_share_one_colour_scale_centred_on_1():
     assert ca.cmax >= min(top, 4.0)  # covers every GPU's values (up to the 16× clip)
     ticks = dict(zip(ca.colorbar.tickvals, ca.colorbar.ticktext))
     assert ticks[0] == "1×" and ticks[1] == "2×" and ticks[-1] == "0.5×"
-    # the same configuration on two GPUs: each cell is that GPU's advise() answer
+    # the same configuration on two GPUs: each cell is that GPU's advise(, model="base") answer
     for gpu in gpus:
         z = heatmap(fig, "sparse_tensor_core", gpu).z[1][6]  # r = 2, t = 7
-        R = opt(advise(Stencil.box(2, 2), "float", gpu, fuse=7), "sparse_tensor_core").speedup
+        R = opt(advise(Stencil.box(2, 2), "float", gpu, fuse=7, model="base"), "sparse_tensor_core").speedup
         assert math.isclose(2.0 ** z, R, rel_tol=1e-12)
     assert len({a.text for a in fig.layout.annotations if a.textangle == -90}) == len(gpus)  # a label per row
 
@@ -154,7 +154,7 @@ def test_no_cuda_core_baseline_is_a_panel_note():
     # no CUDA-core option: every cell goes to a Tensor Core unit, the one advise picks at that depth
     for i, r in enumerate([1, 2]):
         for j, t in enumerate([1, 2]):
-            adv = advise(Stencil.box(2, r), "half", H200, fuse=t)
+            adv = advise(Stencil.box(2, r), "half", H200, fuse=t, model="base")
             assert winners[i, j] == UNITS.index(adv.at_fuse.unit) != UNITS.index("cuda_core")
 
 
@@ -164,7 +164,7 @@ def test_map_honours_impl_alpha_and_ranges():
     assert sorted(data["radius"].unique()) == [1, 3] and sorted(data["fuse"].unique()) == [2, 5, 6]
     tc = data[(data["unit"] == "tensor_core")]
     assert (tc["alpha"] == 0.25).all()
-    adv = advise(Stencil.star(2, 3), "double", A100, fuse=5, alpha=AlphaChoice.parse("0.25"))
+    adv = advise(Stencil.star(2, 3), "double", A100, fuse=5, alpha=AlphaChoice.parse("0.25"), model="base")
     row = tc[(tc["radius"] == 3) & (tc["fuse"] == 5)].iloc[0]
     assert math.isclose(row["speedup"], opt(adv, "tensor_core").speedup, rel_tol=1e-12)
     fig = maps.map_figure(data)
@@ -187,7 +187,7 @@ def trace_named(fig, prefix):
 
 
 def test_roofline_points_roofs_and_ridges_are_the_models():
-    adv = advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7)
+    adv = advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7, model="base")
     fig = roofline.roofline_figure(adv)
     for o in adv.options:
         pts = [t for t in fig.data if t.name == f"{o.label}, {o.impl.name}, t = 7" and t.mode.startswith("markers")]
@@ -211,7 +211,7 @@ def test_roofline_points_roofs_and_ridges_are_the_models():
 
 
 def test_roofline_double_says_sparse_is_not_available():
-    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=3, alpha="paper")
+    adv = advise(parse_stencil("Box-3D1R"), "double", A100, fuse=3, alpha="paper", model="base")
     fig = roofline.roofline_figure(adv)
     notes = " ".join(a.text for a in fig.layout.annotations)
     assert "Sparse Tensor Cores</b>: not available" in notes and "1.005" in notes
@@ -227,7 +227,7 @@ def test_fig10_intensities_are_eq8_and_match_table2():
             continue
         dtype = "double" if trace.xaxis == "x" else "float"
         for t, i in zip(trace.x, trace.y):
-            cc = advise(parse_stencil(trace.name), dtype, A100, fuse=int(t)).options[0]
+            cc = advise(parse_stencil(trace.name), dtype, A100, fuse=int(t), model="base").options[0]
             assert math.isclose(i, cc.intensity)
     # the paper's printed EBISU intensities (Table 2) are on the curves
     box = {(t.name, t.xaxis): dict(zip(t.x, t.y)) for t in fig.data if t.name}
@@ -242,7 +242,7 @@ def test_fig8_each_panel_shows_its_scenario():
     for k, text in enumerate(titles, start=1):
         m = re.search(r"scenario (\d).*<br>(\S+), t = (\d+), (\w+)", text)
         assert int(m.group(1)) == k
-        tc = advise(parse_stencil(m.group(2)), m.group(4), A100, fuse=int(m.group(3)), alpha="paper").options[1]
+        tc = advise(parse_stencil(m.group(2)), m.group(4), A100, fuse=int(m.group(3)), alpha="paper", model="base").options[1]
         assert tc.scenario == k
         if k == 4:
             assert tc.speedup > 1
@@ -329,7 +329,7 @@ def test_cli_map_writes_offline_html_and_csv(run_cli, tmp_path):
     data = pd.read_csv(csv)
     assert len(data) == 8 * 16 * 3
     cell = data[(data["radius"] == 4) & (data["fuse"] == 3) & (data["unit"] == "tensor_core")].iloc[0]
-    o = opt(advise(Stencil.box(2, 4), "float", H100, fuse=3), "tensor_core")
+    o = opt(advise(Stencil.box(2, 4), "float", H100, fuse=3, model="base"), "tensor_core")
     assert math.isclose(cell["speedup"], o.speedup, rel_tol=1e-9) and cell["scenario"] == o.scenario
 
 
@@ -520,12 +520,12 @@ def points(fig):
 
 
 def test_roofline_of_names_is_the_roofline_of_the_advice():
-    ref = roofline.roofline_figure(advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7))
+    ref = roofline.roofline_figure(advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7, model="base"))
     by_name = roofline.roofline_of("Box-2D1R", "fp32", "a100", fuse=7)
     assert points(by_name) == points(ref) and len(points(ref)) >= 5
     custom = roofline.roofline_of(Stencil.box(2, 1), "float", A100, fuse="7", impls=["TCStencil"], alpha="1/4")
     adv = advise(Stencil.box(2, 1), "float", A100, fuse=7, alpha=AlphaChoice.parse("0.25"),
-                 impls={"tensor_core": find_impl("TCStencil")})
+                 impls={"tensor_core": find_impl("TCStencil")}, model="base")
     assert points(custom) == points(roofline.roofline_figure(adv))
 
 
@@ -549,7 +549,7 @@ def with_instruction_columns(real_sweep):
         assert "mma" in df.columns and "peak" in df.columns
         for _, row in df.head(6).iterrows():
             adv = advise(getattr(Stencil, shape)(dims, int(row["radius"])), dtype, gpu, fuse=int(row["fuse"]),
-                         impls=impls, alpha_choice=alpha_choice)
+                         impls=impls, alpha_choice=alpha_choice, model="base")
             o = opt(adv, row["unit"])
             expected = str(o.mma_shape) if o.available and o.mma_shape else None
             assert (row["mma"] if isinstance(row["mma"], str) else None) == expected
@@ -575,7 +575,7 @@ def test_map_hover_and_csv_show_alpha_source_and_instruction(monkeypatch, tmp_pa
     data = maps.map_data("box", 2, "float", [A100], radii=[1, 2], fuses=[1, 7], alpha=alpha)
     fig = maps.map_figure(data)
     for unit in ("tensor_core", "sparse_tensor_core"):
-        o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha)), unit)
+        o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha), model="base"), unit)
         custom = heatmap(fig, unit, A100).customdata[1][1]  # r = 2, t = 7
         assert custom[14] == source
         assert custom[15] == f"{o.mma_shape}, {o.peak / 1e12:.4g} TFLOP/s"
@@ -584,7 +584,7 @@ def test_map_hover_and_csv_show_alpha_source_and_instruction(monkeypatch, tmp_pa
     assert cc["mma"].isna().all()
     csv = pd.read_csv(output.write_csv(data, tmp_path / "m.csv"))
     row = csv[(csv["radius"] == 2) & (csv["fuse"] == 7) & (csv["unit"] == "sparse_tensor_core")].iloc[0]
-    o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha)), "sparse_tensor_core")
+    o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha), model="base"), "sparse_tensor_core")
     assert row["mma"] == str(o.mma_shape) and math.isclose(row["peak"], o.peak)
     assert math.isclose(row["alpha"], float(o.alpha)) and row["alpha_source"] == o.alpha_source
 
@@ -601,7 +601,7 @@ def test_map_without_instruction_columns_still_shows_alpha_source(monkeypatch):
 
 @pytest.mark.parametrize("alpha,source", [("paper", "paper"), ("constructed", "constructed"), ("0.25", "user")])
 def test_roofline_points_show_alpha_source_and_instruction(alpha, source):
-    adv = advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha))
+    adv = advise(parse_stencil("Box-2D1R"), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha), model="base")
     fig = roofline.roofline_figure(adv)
     for o in adv.options:
         point = next(t for t in fig.data if t.name == f"{o.label}, {o.impl.name}, t = 7")
@@ -618,7 +618,7 @@ def test_roofline_points_show_alpha_source_and_instruction(alpha, source):
 def test_roofline_draws_the_instructions_own_peak():
     """ConvStencil issues FP64 m8n8k4, which the H100 spec rates at half the FP64 Tensor Core peak:
     its roof and ridge are drawn at that instruction's rate, not the precision's."""
-    adv = advise(parse_stencil("Box-2D7R"), "double", H100, fuse=1)
+    adv = advise(parse_stencil("Box-2D7R"), "double", H100, fuse=1, model="base")
     tc = opt(adv, "tensor_core")
     assert str(tc.mma_shape) == "m8n8k4" and tc.peak == H100.instruction_peak("tensor_core", "fp64", "m8n8k4").value
     fig = roofline.roofline_figure(adv)

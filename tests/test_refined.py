@@ -11,6 +11,7 @@ from tcadvisor import refinement
 from tcadvisor.advisor import advise
 from tcadvisor.errors import TcAdvisorError
 from tcadvisor.explanation import explain
+from tcadvisor import support
 from tcadvisor.hardware import find_spec
 from tcadvisor.impls import find_impl, load_profile_file
 from tcadvisor.model import get_variant
@@ -239,14 +240,15 @@ def test_a_declared_tile_gives_its_halo_and_depth_limit(tmp_path: Path):
 
 
 def test_refined_falls_back_to_base_without_a_tiling_and_says_so():
-    adv = advise("Box-2D1R", "float", H100, model="refined")  # EBISU, ConvStencil, SPIDER declare no tiling
+    published = ["EBISU", "ConvStencil", "SPIDER"]  # named: the refined default would take the bundled kernels
+    adv = advise("Box-2D1R", "float", H100, impls=published, model="refined")  # they declare no tiling
     for o in adv.options:
         if o.available:
             assert o.model == "base" and "declares no tiling" in o.model_note and not o.terms
     text = format_advice(adv)
     line = next(l for l in text.splitlines() if l.startswith("Model refined:"))
     assert "EBISU" in line and "tcadvisor-cc" in line  # what applies, and which implementations would refine
-    assert "Model refined" not in format_advice(advise("Box-2D1R", "float", H100))  # base output unchanged
+    assert "Model refined" not in format_advice(advise("Box-2D1R", "float", H100, model="base"))  # base unchanged
 
 
 # --------------------------------------------------------------------------- the hooks reach the answer
@@ -258,7 +260,8 @@ def test_a_derived_term_changes_the_answer(monkeypatch):
     hooks = {name: (lambda ctx, name=name: refinement._default(ctx, name)) for name in refinement.HOOKS}
     hooks["halo_redundancy"] = lambda ctx: refinement.TermValue(2.0, "test")
     monkeypatch.setattr(refinement, "HOOKS", hooks)
-    base = advise("Box-2D1R", "double", H100, fuse=16, impls=BUNDLED)
+    monkeypatch.setattr(support, "depth_refusal", lambda *args, **kwargs: None)  # no depth limit either
+    base = advise("Box-2D1R", "double", H100, fuse=16, impls=BUNDLED, model="base")
     ref = advise("Box-2D1R", "double", H100, fuse=16, impls=BUNDLED, model="refined")
     cc_base, cc_ref = unit(base, "cuda_core"), unit(ref, "cuda_core")
     assert cc_base.bound == "compute"
@@ -275,10 +278,13 @@ def test_a_derived_term_changes_the_answer(monkeypatch):
 
 
 def test_the_depth_limit_makes_deeper_fusion_unavailable(monkeypatch):
-    monkeypatch.setattr(refinement, "HOOKS", {**refinement.HOOKS,
-                                              "depth_limit": lambda ctx: refinement.TermValue(4.0, "smem full")})
+    """A depth the kernel's plan cannot run (refinement.cannot_run) is not searched: its t_max term and the
+    advisor's per-depth check both read it."""
+    real = refinement.cannot_run
+    monkeypatch.setattr(refinement, "cannot_run", lambda ctx, t: "smem full" if t > 4 else real(ctx, t))
     adv = advise("Box-2D1R", "float", H100, impls=BUNDLED, model="refined")
     assert adv.best["cuda_core"].fuse <= 4 and adv.best["tensor_core"].fuse <= 4
+    assert adv.unit_skipped["cuda_core"][5] == "smem full" and set(adv.unit_skipped["cuda_core"]) == set(range(5, 17))
     deep = unit(advise("Box-2D1R", "float", H100, fuse=6, impls=BUNDLED, model="refined"), "cuda_core")
     assert not deep.available and "smem full" in deep.reason and "t = 6" in deep.reason
 
@@ -320,10 +326,11 @@ def test_sweep_has_a_model_column():
 
 
 def test_cli_model_flag(run_cli):
-    r = run_cli("advise", "Box-2D1R", "--fuse", "3", "--model", "refined", "--impl", "tcadvisor-cc", "--json")
+    r = run_cli("advise", "Box-2D1R", "--fuse", "3", "--model", "refined", "--impl", "ConvStencil", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["model"] == "refined" and {o["model"] for o in d["options"] if o["available"]} == {"refined", "base"}
+    assert d["model"] == "refined" and {o["unit"]: o["model"] for o in d["options"] if o["available"]} == {
+        "cuda_core": "refined", "tensor_core": "base"}  # ConvStencil declares no tiling; sparse FP64 is absent
     r = run_cli("advise", "Box-2D1R", "--model", "exact")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--model" in r.stderr
     r = run_cli("explain", "Box-2D1R", "--fuse", "2", "--model", "refined")

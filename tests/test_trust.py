@@ -33,7 +33,7 @@ def unit(adv, name):
 
 def test_default_alpha_is_constructed_for_the_fused_stencil():
     """The issue's example: SPIDER's 15/32 is (2R+1)/32 at R = 7 only; at R = 3 (Box-3D1R x3) it is 7/32."""
-    adv = advise("Box-3D1R", "float", A100, fuse=3)
+    adv = advise("Box-3D1R", "float", A100, fuse=3, model="base")
     sp = unit(adv, "sparse_tensor_core")
     assert sp.alpha == Fraction(7, 32) and sp.alpha_source == "constructed" and str(sp.mma_shape) == "m16n8k16"
     assert math.isclose(sp.speedup, 0.827, abs_tol=5e-4)
@@ -45,7 +45,7 @@ def test_default_alpha_is_constructed_for_the_fused_stencil():
 
 
 def test_star2d3r_fused4_float_example():
-    constructed = unit(advise("Star-2D3R", "float", A100, fuse=4), "sparse_tensor_core")
+    constructed = unit(advise("Star-2D3R", "float", A100, fuse=4, model="base"), "sparse_tensor_core")
     published = unit(advise("Star-2D3R", "float", A100, fuse=4, alpha="paper"), "sparse_tensor_core")
     assert round(published.speedup, 2) == 1.29 and round(constructed.speedup, 2) == 0.52
 
@@ -93,11 +93,12 @@ def test_best_depth_does_not_depend_on_the_depth_asked(name, dtype):
 
 def test_best_depth_is_the_shallowest_within_the_tolerance():
     """Box-2D1R double on the A100: CUDA cores reach their ceiling once K·t/S ≥ P_cc/B, i.e. t ≥ 4.46."""
-    adv = advise("Box-2D1R", "double", A100, fuse=16)
+    adv = advise("Box-2D1R", "double", A100, fuse=16, model="base")
     ridge = 9.7e12 / 1935e9
     expected = math.ceil(ridge * 8 / 9)
     assert adv.best["cuda_core"].fuse == expected == 5
-    values = [unit(advise("Box-2D1R", "double", A100, fuse=t), "cuda_core").gstencils for t in range(1, 17)]
+    values = [unit(advise("Box-2D1R", "double", A100, fuse=t, model="base"), "cuda_core").gstencils
+              for t in range(1, 17)]
     top = max(values)
     assert min(t for t, v in enumerate(values, 1) if v >= top * (1 - TIE_TOLERANCE)) == expected
 
@@ -128,7 +129,7 @@ def test_deciding_inequality_printed_once():
 
 
 def test_half_has_a_cuda_core_option_where_the_spec_has_fp16():
-    adv = advise("Box-2D1R", "half", A100, fuse=2)
+    adv = advise("Box-2D1R", "half", A100, fuse=2, model="base")
     cc = unit(adv, "cuda_core")
     assert cc.available and cc.precision == "fp16" and cc.impl.name == "Temporal-blocking"
     assert unit(adv, "sparse_tensor_core").speedup is not None
@@ -138,7 +139,7 @@ def test_half_on_v100_runs_tcstencil_and_names_what_is_missing():
     """The V100 has FP16 Tensor Cores (m8n8k4 only) and TCStencil is a half-precision code: it is evaluated on
     the instruction the V100 lists; CUDA cores have no FP16 rate in the spec, which the answer names."""
     v100 = find_spec("v100")
-    adv = advise("Box-2D1R", "half", v100)
+    adv = advise("Box-2D1R", "half", v100, model="base")
     cc, tc = unit(adv, "cuda_core"), unit(adv, "tensor_core")
     assert not cc.available and "EBISU has no half variant" in cc.reason and "no FP16 on its cuda cores" in cc.reason
     assert tc.available and tc.impl.name == "TCStencil" and str(tc.mma_shape) == "m8n8k4"
@@ -307,7 +308,7 @@ def test_sigint_during_a_real_query(tmp_path):
 def test_option_uses_the_peak_of_the_instruction_it_executes():
     """ConvStencil issues FP64 m8n8k4, which runs at half rate on the H100 (measured 33.2 vs 66.5 TFLOP/s)."""
     h100 = find_spec("h100-measured")
-    tc = unit(advise("Box-2D7R", "double", h100, fuse=1), "tensor_core")
+    tc = unit(advise("Box-2D7R", "double", h100, fuse=1, model="base"), "tensor_core")
     assert str(tc.mma_shape) == "m8n8k4" and tc.peak == 33.2e12
     # R = α·P_tc/(β·P_cc) in scenario 4 with the instruction's own rate
     assert tc.scenario == 4 and math.isclose(tc.speedup, float(tc.alpha) * 33.2 / 30.6)
@@ -332,7 +333,7 @@ def test_never_a_shape_the_gpu_does_not_list():
 
 
 def test_json_carries_mma_and_peak(run_cli):
-    r = run_cli("advise", "Box-2D7R", "--fuse", "1", "--gpu", "h100-measured", "--json")
+    r = run_cli("advise", "Box-2D7R", "--fuse", "1", "--gpu", "h100-measured", "--json", "--model", "base")
     tc = next(o for o in json.loads(r.stdout)["options"] if o["unit"] == "tensor_core")
     assert tc["mma"] == "m8n8k4" and tc["peak"] == 33.2e12 and "measured" in tc["peak_source"]
 

@@ -176,7 +176,7 @@ def register(sub, commands: dict) -> None:
 
     p = sub.add_parser("roofline", help="roofline of one GPU with the CUDA-core, Tensor Core and Sparse Tensor "
                                         "Core ceilings and the stencil's operating points", epilog=OUTPUT_NOTE)
-    add_query_arguments(p)
+    add_query_arguments(p, model_default="base")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="output file: .html (self-contained, opens offline), .png or .svg "
                         "(default roofline-<stencil>.html); missing parent directories are created and named "

@@ -51,11 +51,12 @@ def _advise(name: str, dtype: str, gpu: GpuSpec, fuse: int, alpha: Fraction | No
             impls: dict | None = None) -> Advice:
     """:func:`~tcadvisor.advisor.advise` at one depth, with the paper's published α unless one is given.
 
-    The figures reproduce the paper, so they keep its constants (as
-    ``reproduce-paper`` does) whatever the advisor's default α is.
+    The figures reproduce the paper, so they keep its model, implementations and
+    constants (as ``reproduce-paper`` does) whatever the advisor's defaults are.
     """
     choice = AlphaChoice("value", Fraction(alpha)) if alpha is not None else AlphaChoice.parse("paper")
-    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha_choice=choice, max_fuse=fuse)
+    return advise(parse_stencil(name), dtype, gpu, fuse=fuse, impls=impls, alpha_choice=choice, max_fuse=fuse,
+                  model="base")
 
 
 def _needs(gpu: GpuSpec, figure: str, units: tuple[str, ...], dtypes=("double", "float")) -> list[str]:
@@ -373,7 +374,7 @@ def fig10_intensity(gpu: GpuSpec, fuses=range(1, 9)) -> go.Figure:
         k = 0
         for shape in ("box", "star"):
             for dims in (2, 3):
-                data = sweep(shape, dims, dtype, gpu, radii=(1, 2), fuses=list(fuses))
+                data = sweep(shape, dims, dtype, gpu, radii=(1, 2), fuses=list(fuses), model="base")
                 data = data[data["unit"] == "cuda_core"]
                 for radius, rows in data.groupby("radius"):
                     name = rows["stencil"].iloc[0]

@@ -239,7 +239,8 @@ def roofline_of(stencil, dtype="double", gpu=None, fuse: int | None = None, max_
     stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
     fuse = None if fuse is None else check_fuse(int(fuse) if isinstance(fuse, str) and fuse.isdigit() else fuse)
     max_fuse = check_fuse(DEFAULT_MAX_FUSE if max_fuse is None else max_fuse)
-    advice = advise(stencil, dtype, gpu, fuse=fuse, impls=as_impls(impls), alpha=as_alpha(alpha), max_fuse=max_fuse)
+    advice = advise(stencil, dtype, gpu, fuse=fuse, impls=as_impls(impls), alpha=as_alpha(alpha), max_fuse=max_fuse,
+                    model="base")  # the roofs are the paper's model's
     return roofline_figure(advice, title=title)
 
 
