@@ -96,6 +96,7 @@ def cmd_gpus(args) -> int:
     if args.json:
         out = [{"key": s.key, "name": s.name, "vendor": s.vendor, "aliases": list(s.aliases),
                 "default": s.default, "bundled": s.bundled, "path": str(s.path), "schema": s.schema,
+                "compute_capability": ".".join(map(str, s.compute_capability)) if s.compute_capability else None,
                 "bandwidth_gbs": s.bandwidth.value / 1e9,
                 "peak_tflops": {u: {p: r.value / 1e12 for p, r in s.peaks.get(u, {}).items()} for u in UNITS},
                 "instructions": _instruction_rates(s)}
@@ -151,7 +152,8 @@ def cmd_impls(args) -> int:
                 "mma": {k: [str(x) for x in v] for k, v in p.mma.items()},
                 "alpha_paper": str(p.alpha.paper) if p.alpha and p.alpha.paper is not None else None,
                 "alpha_construction": p.alpha.construction if p.alpha else None,
-                "default": is_default(p), "reference": p.reference, "summary": p.summary,
+                "default": bool(p.kernel), "default_base": is_default(p), "kernel": p.kernel,
+                "reference": p.reference, "summary": p.summary,
                 "tiling": _tiling_dict(p.tiling)}
                for p in profs]
         print(json.dumps(out, indent=2))
@@ -161,12 +163,13 @@ def cmd_impls(args) -> int:
         precs = ", ".join(f"{d}:{'/'.join(v)}" for d, v in p.precisions.items())
         a_paper = falpha(p.alpha.paper) if p.alpha and p.alpha.paper is not None else "–"
         a_con = p.alpha.construction if p.alpha and p.alpha.construction else "–"
-        name = p.name + (" *" if is_default(p) else "")
+        name = p.name + (" *" if p.kernel else "") + (" +" if is_default(p) else "")
         rows.append([name, p.unit, p.fusion, precs, a_paper if p.alpha else "1", a_con if p.alpha else "–"])
     print("\n".join(text_table(["impl", "unit", "fusion", "precisions", "α paper", "α construction"], rows, "llllll")))
-    print("\n* = a default for its unit (the first that runs the dtype and stencil, in the order EBISU, "
-          "Temporal-blocking; ConvStencil, TCStencil, tcadvisor-tc; SPIDER, SparStencil, tcadvisor-sptc). "
-          "References and how each α is obtained:")
+    print("\n* = a bundled kernel, its unit's default ('advise' evaluates it with the refined model wherever it "
+          "runs the stencil here); + = a default under --model base (the first that runs the dtype and stencil, "
+          "in the order EBISU, Temporal-blocking; ConvStencil, TCStencil, tcadvisor-tc; SPIDER, SparStencil, "
+          "tcadvisor-sptc). References and how each α is obtained:")
     for p in profs:
         print(f"  {p.name}: {p.reference}")
         if p.alpha and p.alpha.paper_note:
