@@ -1,13 +1,17 @@
 """The model over a radius × fusion-depth grid, as a pandas DataFrame (what maps draw).
 
 Each radius is one vectorised model call per unit through
-:func:`tcadvisor.advisor.evaluate_unit`, with the implementations and α policy
-:func:`~tcadvisor.advisor.advise` uses, so every cell is exactly what ``advise``
-reports for that configuration.
+:func:`tcadvisor.advisor.evaluate_unit`, with the implementations, model and α
+policy :func:`~tcadvisor.advisor.advise` uses (by default the bundled kernels with
+the refined model, :func:`tcadvisor.advisor.unit_choices`), so every cell a kernel
+runs is exactly what ``advise`` reports for that configuration.  A cell at a depth
+the unit's bundled kernel cannot run, which ``advise`` reports as not available,
+shows the unit's bound there instead (the base model at the kernel's own α, β and
+peak), with ``bound_only`` set so that a map marks it and never recommends it.
 """
 from __future__ import annotations
 
-from .advisor import AlphaChoice, cuda_core_peak, evaluate_unit, implementations, _unavailable
+from .advisor import AlphaChoice, cuda_core_peak, evaluate_unit, unit_choices, _unavailable
 from .hardware import UNITS, GpuSpec
 from .queryargs import DEFAULT_FUSES, DEFAULT_RADII
 from .stencil import SHAPES, Stencil, check_fuse
@@ -15,20 +19,25 @@ from .stencil import SHAPES, Stencil, check_fuse
 #: Columns of :func:`sweep`'s DataFrame.
 COLUMNS = ["gpu", "gpu_name", "stencil", "shape", "dims", "radius", "fuse", "unit", "impl", "precision", "mma",
            "peak", "available", "reason", "alpha", "alpha_source", "beta", "flops_per_point", "bytes_per_point",
-           "intensity", "ridge", "bound", "gstencils", "speedup", "scenario", "model"]
+           "intensity", "ridge", "bound", "gstencils", "speedup", "scenario", "model", "bound_gstencils",
+           "bound_only"]
 
 
 def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT_RADII, fuses=DEFAULT_FUSES,
-          impls=None, alpha_choice: "AlphaChoice | str | float | None" = None, model: str = "base", *,
+          impls=None, alpha_choice: "AlphaChoice | str | float | None" = None, model: str | None = None, *,
           alpha: "AlphaChoice | str | float | None" = None):
     """One row per (radius, t, unit); columns :data:`COLUMNS`.
 
     ``alpha_source`` is ``constructed``, ``paper`` or ``user`` for Tensor Core rows
     and empty for CUDA cores; ``mma`` is the instruction executed and ``peak`` its
     FLOP/s; ``model`` is the variant the row was evaluated with (``refined`` only
-    where the implementation declares its tiling).  ``alpha=`` is ``alpha_choice``
-    as ``--alpha`` spells it.  Depths beyond the work budget come back unavailable
-    with the reason.
+    where the implementation declares its tiling); ``bound_gstencils`` the base
+    model's bound at the row's α, β and peak; ``bound_only`` marks a row showing
+    that bound at a depth the unit's bundled kernel cannot run (``reason`` says
+    why).  ``model`` None is :func:`~tcadvisor.advisor.advise`'s default (the
+    bundled kernels, refined; ``base`` with ``alpha="paper"``).  ``alpha=`` is
+    ``alpha_choice`` as ``--alpha`` spells it.  Depths beyond the work budget come
+    back unavailable with the reason.
     """
     import pandas as pd
 
@@ -45,21 +54,42 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
     choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
     from .model import get_variant
 
-    variant = get_variant(model).name
+    if model is None:
+        variant = "base" if choice.mode == "paper" else "refined"
+    else:
+        variant = get_variant(model).name
     radii = [check_radius(r) for r in radii]
     fuses = [check_fuse(t) for t in fuses]
     rows = []
     for radius in radii:
         stencil = getattr(Stencil, shape)(dims, radius)
-        used = implementations(stencil, dtype, gpu, chosen)
-        cc_impl, cc_why = used["cuda_core"]
-        cc_peak = None if cc_why else cuda_core_peak(cc_impl, stencil, dtype, gpu)
+        used = unit_choices(stencil, dtype, gpu, chosen, variant)
+        cc = used["cuda_core"]
+        cc_peak = None if cc.why else cuda_core_peak(cc.impl, stencil, dtype, gpu)
+        per_unit = {}
         for unit in UNITS:
-            impl, why = used[unit]
+            impl, why = used[unit].impl, used[unit].why
             options = ([_unavailable(unit, t, why, impl) for t in fuses] if why is not None
-                       else evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak, model=variant,
-                                          cc_impl=None if cc_why else cc_impl))
-            for opt in options:
+                       else evaluate_unit(unit, impl, stencil, dtype, gpu, fuses, choice, cc_peak,
+                                          model=used[unit].model, cc_impl=None if cc.why else cc.impl))
+            bound_only = [False] * len(options)
+            refused = [i for i, o in enumerate(options) if o.kernel_refused]
+            if refused:  # the unit's bound where its kernel cannot run: shown, marked, never recommended
+                bounds = evaluate_unit(unit, impl, stencil, dtype, gpu, [options[i].fuse for i in refused], choice,
+                                       cc_peak, model="base", cc_impl=None if cc.why else cc.impl)
+                for i, b in zip(refused, bounds):
+                    if b.available:
+                        b.reason, options[i], bound_only[i] = options[i].reason, b, True
+            per_unit[unit] = (options, bound_only)
+        cc_options, cc_bound = per_unit["cuda_core"]
+        for unit in UNITS[1:]:  # as advise: no R for a kernel's cell where the CUDA-core kernel cannot run t
+            for i, opt in enumerate(per_unit[unit][0]):
+                if opt.available and not per_unit[unit][1][i] and (cc_bound[i] or cc_options[i].kernel_refused):
+                    opt.scenario, opt.decision = None, None
+                    opt.values["R"] = float("nan")
+        for unit in UNITS:
+            options, bound_only = per_unit[unit]
+            for opt, only in zip(options, bound_only):
                 rows.append({
                     "gpu": gpu.short, "gpu_name": gpu.name, "stencil": stencil.name, "shape": shape, "dims": dims,
                     "radius": radius, "fuse": opt.fuse, "unit": unit,
@@ -77,5 +107,7 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
                     "speedup": opt.speedup if opt.speedup is not None else float("nan"),
                     "scenario": opt.scenario if opt.scenario is not None else 0,
                     "model": opt.model if opt.available else variant,
+                    "bound_gstencils": opt.bound_gstencils,
+                    "bound_only": only,
                 })
     return pd.DataFrame(rows, columns=COLUMNS)

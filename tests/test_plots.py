@@ -33,7 +33,7 @@ LABEL = {"tensor_core": "Tensor Cores", "sparse_tensor_core": "Sparse Tensor Cor
 
 @pytest.fixture(scope="module")
 def h100_float():
-    data = maps.map_data("box", 2, "float", [H100])
+    data = maps.map_data("box", 2, "float", [H100], model="base")
     return data, maps.map_figure(data)
 
 
@@ -112,7 +112,7 @@ def test_sweet_spot_outline_encloses_exactly_the_cells_with_R_above_1(h100_float
 
 def test_several_gpus_share_one_colour_scale_centred_on_1():
     gpus = [find_spec(g) for g in ("a100", "h100", "h200", "b200")]
-    data = maps.map_data("box", 2, "float", gpus, radii=range(1, 5), fuses=range(1, 9))
+    data = maps.map_data("box", 2, "float", gpus, radii=range(1, 5), fuses=range(1, 9), model="base")
     fig = maps.map_figure(data)
     speed = [t for t in fig.data if isinstance(t, go.Heatmap) and t.coloraxis == "coloraxis"]
     assert len(speed) == 2 * len(gpus)  # every speedup panel of every GPU on the one colour axis
@@ -132,7 +132,7 @@ def test_several_gpus_share_one_colour_scale_centred_on_1():
 
 
 def test_unavailable_unit_is_a_panel_note_not_an_error():
-    data = maps.map_data("box", 3, "double", [A100], radii=[1, 2], fuses=[1, 2, 3])
+    data = maps.map_data("box", 3, "double", [A100], radii=[1, 2], fuses=[1, 2, 3], model="base")
     fig = maps.map_figure(data)
     sparse = heatmap(fig, "sparse_tensor_core", A100)
     assert np.isnan(np.asarray(sparse.z, dtype=float)).all()
@@ -145,7 +145,7 @@ def test_unavailable_unit_is_a_panel_note_not_an_error():
 def test_no_cuda_core_baseline_is_a_panel_note():
     """half on the H200: its spec gives no FP16 CUDA-core rate, so there is no speedup to colour; the panels say why."""
     H200 = find_spec("h200")
-    data = maps.map_data("box", 2, "half", [H200], radii=[1, 2], fuses=[1, 2])
+    data = maps.map_data("box", 2, "half", [H200], radii=[1, 2], fuses=[1, 2], model="base")
     fig = maps.map_figure(data)
     notes = [a.text for a in fig.layout.annotations if "not available on this GPU/precision" in a.text]
     assert any("No speedup: CUDA cores not available" in n for n in notes)
@@ -160,7 +160,7 @@ def test_no_cuda_core_baseline_is_a_panel_note():
 
 def test_map_honours_impl_alpha_and_ranges():
     data = maps.map_data("star", 2, "double", [A100], radii=[1, 3], fuses=[2, 5, 6],
-                         alpha=AlphaChoice.parse("0.25"))
+                         alpha=AlphaChoice.parse("0.25"), model="base")
     assert sorted(data["radius"].unique()) == [1, 3] and sorted(data["fuse"].unique()) == [2, 5, 6]
     tc = data[(data["unit"] == "tensor_core")]
     assert (tc["alpha"] == 0.25).all()
@@ -321,7 +321,7 @@ def test_every_paper_figure_builds_on_other_gpus():
 def test_cli_map_writes_offline_html_and_csv(run_cli, tmp_path):
     html, csv = tmp_path / "box2d-h100.html", tmp_path / "box2d.csv"
     r = run_cli("map", "--gpu", "h100", "--dtype", "float", "--shape", "box", "--dims", "2", "-o", str(html),
-                "--csv", str(csv))
+                "--csv", str(csv), "--model", "base")
     assert r.returncode == 0, r.stderr
     text = html.read_text(encoding="utf-8")
     assert "Plotly.newPlot" in text and len(text) > 3_000_000  # plotly.js embedded
@@ -572,7 +572,7 @@ def panel_title(fig, unit):
 @pytest.mark.parametrize("alpha,source", [("paper", "paper"), ("constructed", "constructed"), ("0.25", "user")])
 def test_map_hover_and_csv_show_alpha_source_and_instruction(monkeypatch, tmp_path, alpha, source):
     monkeypatch.setattr(maps, "sweep", with_instruction_columns(maps.sweep))
-    data = maps.map_data("box", 2, "float", [A100], radii=[1, 2], fuses=[1, 7], alpha=alpha)
+    data = maps.map_data("box", 2, "float", [A100], radii=[1, 2], fuses=[1, 7], alpha=alpha, model="base")
     fig = maps.map_figure(data)
     for unit in ("tensor_core", "sparse_tensor_core"):
         o = opt(advise(Stencil.box(2, 2), "float", A100, fuse=7, alpha=AlphaChoice.parse(alpha), model="base"), unit)
@@ -628,3 +628,43 @@ def test_roofline_draws_the_instructions_own_peak():
     assert math.isclose(ridge.x[0], tc.peak / H100.bandwidth.value, rel_tol=1e-12)
     assert math.isclose(ridge.x[0], H100.ridge("tensor_core", "fp64") / 2, rel_tol=1e-2)
 
+
+
+# --------------------------------------------------------------------------- the default map: the kernels that run
+
+
+@pytest.fixture(scope="module")
+def h100_float_kernels():
+    data = maps.map_data("box", 2, "float", [H100], radii=range(1, 5))
+    return data, maps.map_figure(data)
+
+
+def test_default_map_cells_are_the_default_advice(h100_float_kernels):
+    """A cell a bundled kernel runs is advise's refined option there; one it cannot run shows the unit's bound,
+    marked '(n)', and is never the fastest nor the best."""
+    data, fig = h100_float_kernels
+    for radius in range(1, 5):
+        adv = advise(Stencil.box(2, radius), "float", H100, max_fuse=16)
+        best = data[(data["radius"] == radius) & data["best"]]
+        assert (best["unit"].iloc[0], best["fuse"].iloc[0]) == (adv.verdict.unit, adv.verdict.fuse)
+        for unit in ("tensor_core", "sparse_tensor_core"):
+            trace = heatmap(fig, unit, H100)
+            for fuse in range(1, 17):
+                o = adv.by_depth[unit][fuse]
+                row = data[(data["radius"] == radius) & (data["fuse"] == fuse) & (data["unit"] == unit)].iloc[0]
+                label = trace.text[radius - 1][fuse - 1]
+                if o.available:
+                    assert not row["bound_only"] and math.isclose(row["gstencils"], o.gstencils, rel_tol=1e-12)
+                    assert row["model"] == "refined" and "(" not in label
+                else:  # advise: the kernel cannot run it; the map: the unit's bound, marked
+                    assert o.kernel_refused and row["bound_only"] and row["model"] == "base"
+                    assert math.isclose(row["gstencils"], row["bound_gstencils"], rel_tol=1e-12)
+                    assert label.startswith("(") and not row["winner"] and not row["best"]
+                    assert "the unit's bound" in trace.customdata[radius - 1][fuse - 1][16]
+    assert "(n): no bundled kernel runs the cell" in fig.layout.title.text
+
+
+def test_map_model_base_is_the_old_map():
+    base = maps.map_data("box", 2, "float", [H100], radii=[1], fuses=[1, 9], model="base")
+    assert set(base["impl"]) == {"EBISU", "ConvStencil", "SPIDER"} and not base["bound_only"].any()
+    assert "(n)" not in maps.map_figure(base).layout.title.text

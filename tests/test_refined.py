@@ -319,7 +319,7 @@ def test_sweep_has_a_model_column():
     data = sweep("box", 2, "float", H100, radii=[1, 2], fuses=[1, 2, 3], impls=BUNDLED, model="refined")
     cc = data[data["unit"] == "cuda_core"]
     assert set(data["model"]) == {"refined"}  # the three bundled kernels declare their launch
-    spider = sweep("box", 2, "float", H100, radii=[1], fuses=[1, 2], impls=["tcadvisor-cc"], model="refined")
+    spider = sweep("box", 2, "float", H100, radii=[1], fuses=[1, 2], impls=["tcadvisor-cc", "SPIDER"], model="refined")
     assert set(spider[spider["unit"] == "sparse_tensor_core"]["model"]) == {"base"}  # SPIDER declares no tiling
     avail = data[data["available"]]
     assert ((avail["intensity"] < avail["ridge"]) == (avail["bound"] == "memory")).all()

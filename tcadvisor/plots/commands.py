@@ -164,7 +164,7 @@ def register(sub, commands: dict) -> None:
                    help="implementation profile for its unit (repeatable; see 'tcadvisor impls')")
     p.add_argument("--alpha", help="α for Tensor Core units: 'paper', 'constructed', or a number in (0, 1] "
                                    "(default: the advisor's; hover a cell for α and its source)")
-    add_model_argument(p)
+    add_model_argument(p, None)
     p.add_argument("--title", help="figure title (default: describes the map)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="output file: .html (self-contained: Plotly's JavaScript embedded, opens offline, one "

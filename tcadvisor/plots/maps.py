@@ -35,7 +35,7 @@ TENSOR_UNITS = ("tensor_core", "sparse_tensor_core")
 #: Columns :func:`map_figure` reads (all made by :func:`map_data`).
 MAP_COLUMNS = ("gpu_order", "gpu_name", "stencil", "shape", "dims", "dtype", "radius", "fuse", "unit", "impl",
                "precision", "available", "reason", "alpha", "alpha_source", "beta", "intensity", "bound",
-               "gstencils", "speedup", "scenario", "log2_speedup", "winner", "best")
+               "gstencils", "speedup", "scenario", "log2_speedup", "winner", "best", "bound_only")
 #: Margin above 1 under which a speedup is not counted as a win (the advisor's tie tolerance; R is
 #: exactly 1 in scenario 1).
 WIN = 1 + TIE
@@ -46,7 +46,7 @@ WIN = 1 + TIE
 
 def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = DEFAULT_RADII,
              fuses: Iterable[int] | str = DEFAULT_FUSES, impls=None, alpha_choice: AlphaChoice | None = None,
-             model: str = "base", *, alpha=None) -> pd.DataFrame:
+             model: str | None = None, *, alpha=None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
     Arguments are read as the ``map`` command reads its options, with its
@@ -56,14 +56,17 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     ``radii``/``fuses`` ints, ranges ('1-8') or lists; ``impls`` profiles or
     names; ``alpha_choice`` 'paper', 'constructed', a number in [1e-6, 1] or an
     :class:`~tcadvisor.advisor.AlphaChoice` (default: the advisor's; ``alpha=`` is the
-    same argument as ``--alpha`` spells it); ``model`` the variant, ``base`` or ``refined``.
+    same argument as ``--alpha`` spells it); ``model`` the variant, ``base`` or ``refined``
+    (default: the advisor's, the bundled kernels with the refined model; a cell at a
+    depth a kernel cannot run shows the unit's bound, ``bound_only``).
 
     One row per (gpu, radius, fuse, unit) with the sweep's columns (among them
     ``alpha``, ``alpha_source`` and, from advisors that give them, ``mma`` and
     ``peak``), and: ``log2_speedup``; ``sweet_spot`` (a Tensor Core unit with
     R > 1); ``winner`` (the fastest unit of its cell; ties as the advisor breaks
     them); ``best`` (the unit and depth the advisor recommends for its radius
-    over the swept depths, by :func:`~tcadvisor.advisor.best_index`); ``dtype``.
+    over the swept depths, by :func:`~tcadvisor.advisor.best_index`); ``dtype``.  A
+    ``bound_only`` row is never a winner nor the best: no kernel runs it.
     """
     from ..stencil import check_fuse, check_radius
 
@@ -87,7 +90,9 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     data["sweet_spot"] = data["unit"].isin(TENSOR_UNITS) & (data["speedup"] > WIN)
     data["winner"] = False
     data["best"] = False
-    ok = data["available"] & np.isfinite(data["gstencils"].astype(float))
+    if "bound_only" not in data.columns:
+        data["bound_only"] = False
+    ok = data["available"] & np.isfinite(data["gstencils"].astype(float)) & ~data["bound_only"].astype(bool)
     for _, group in data[ok].groupby(["gpu_order", "radius", "fuse"]):
         data.loc[_pick(group, by_fuse=False), "winner"] = True
     for _, group in data[ok].groupby(["gpu_order", "radius"]):
@@ -198,9 +203,11 @@ _SPEEDUP_HOVER = (
     "instruction: %{customdata[15]}<br>"
     "I_TC = %{customdata[7]} FLOP/byte (%{customdata[8]}-bound)<br>"
     "I_CC = %{customdata[9]} FLOP/byte (%{customdata[10]}-bound)<br>"
-    "GStencils/s: %{customdata[11]} here vs %{customdata[12]} on CUDA cores"
+    "GStencils/s: %{customdata[11]} here vs %{customdata[12]} on CUDA cores%{customdata[16]}"
     "<extra>%{customdata[13]}</extra>"
 )
+#: Hover line of a cell that shows a unit's bound because its bundled kernel cannot run the depth.
+_BOUND_NOTE = "<br><b>(n): the unit's bound</b>, the paper's model at its α, β and peak: {why}"
 _WINNER_HOVER = (
     "<b>%{customdata[0]}, t = %{customdata[1]}</b><br>fastest: %{customdata[2]}%{customdata[3]}<br>"
     "GStencils/s — CUDA cores %{customdata[4]}, Tensor Cores %{customdata[5]}, Sparse TCs %{customdata[6]}"
@@ -229,8 +236,14 @@ def _speedup_panel(fig: go.Figure, rows: pd.DataFrame, unit: str, grid: dict, ro
     scen = _grid(u, radii, fuses, "scenario", fill=0)
     speed = _grid(u, radii, fuses, "speedup").astype(float)
     num = np.vectorize(_fmt)
+    bound_only = _grid(u, radii, fuses, "bound_only", fill=False).astype(bool)
+    labels = np.where(scen > 0, scen.astype(int).astype(str), "")
+    labels = np.where(bound_only & (labels != ""), np.char.add(np.char.add("(", labels.astype(str)), ")"), labels)
+    why = _grid(u.assign(_why=u["reason"].fillna("")), radii, fuses, "_why", fill="")
+    notes = np.where(bound_only, np.vectorize(lambda w: _BOUND_NOTE.format(why=w or "no bundled kernel runs it"))(why),
+                     "")
     trace.update(
-        text=np.where(scen > 0, scen.astype(int).astype(str), ""), texttemplate="%{text}", textfont=dict(size=10),
+        text=labels, texttemplate="%{text}", textfont=dict(size=10),
         hovertemplate=_SPEEDUP_HOVER, hoverinfo=None,
         customdata=np.stack([
             grid["names"], grid["t"], np.vectorize(lambda x: _fmt(x, 3))(speed), scen.astype(int),
@@ -245,6 +258,7 @@ def _speedup_panel(fig: go.Figure, rows: pd.DataFrame, unit: str, grid: dict, ro
                   "_src", fill="–"),
             _grid(u.assign(_instr=u.apply(_instruction, axis=1) if len(u) else []), radii, fuses, "_instr",
                   fill="–"),
+            notes,
         ], axis=-1))
     xs, ys = _outline(speed > WIN)
     if not xs:
@@ -262,8 +276,14 @@ def _winner_panel(fig: go.Figure, rows: pd.DataFrame, grid: dict, row_i: int, gp
     code = _grid(win.assign(code=win["unit"].map({u: i for i, u in enumerate(UNITS)})), radii, fuses,
                  "code").astype(float)
     best = _grid(rows[rows["best"]].assign(star="★"), radii, fuses, "star", fill="")
-    gst = {u: np.vectorize(_fmt)(_grid(rows[rows["unit"] == u], radii, fuses, "gstencils").astype(float))
-           for u in UNITS}
+    def shown(r) -> str:  # a bound (no kernel runs the cell) is said as such
+        return _fmt(float(r["gstencils"])) + (" (bound)" if r.get("bound_only", False) else "")
+
+    gst = {}
+    for u in UNITS:
+        of_unit = rows[rows["unit"] == u]
+        gst[u] = _grid(of_unit.assign(_g=of_unit.apply(shown, axis=1) if len(of_unit) else []), radii, fuses, "_g",
+                       fill="–")
     win_label = np.vectorize(lambda c: UNIT_LABELS[UNITS[int(c)]] if math.isfinite(c) else "–")(code)
     best_note = np.where(best == "★", " (★ best depth for this radius)", "")
     custom = np.stack([grid["names"], grid["t"], win_label, best_note, gst["cuda_core"], gst["tensor_core"],
@@ -340,12 +360,13 @@ def map_figure(data: pd.DataFrame, title: str | None = None) -> go.Figure:
                                  marker=dict(symbol="square", size=14, color=style.UNIT_COLORS[u])),
                       row=1, col=3)
     _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, ticktext,
-                   [name for _, name, _ in per_gpu], title, shape, dims, dtype)
+                   [name for _, name, _ in per_gpu], title, shape, dims, dtype,
+                   bounds=bool(data["bound_only"].astype(bool).any()))
     return fig
 
 
 def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, ticktext, gpu_names, title,
-                   shape, dims, dtype) -> None:
+                   shape, dims, dtype, bounds: bool = False) -> None:
     """Axes, title, shared colour bar, legend, scenario caption and (with several GPUs) row labels."""
     radii, fuses = grid["radii"], grid["fuses"]
     for row_i in range(1, n_rows + 1):
@@ -371,7 +392,9 @@ def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, tickte
         title=dict(text=fig_title + "<br><sup>colour: speedup R = P_TC/P_CC of useful throughput (white = 1×, "
                    "green: Tensor Cores win, pink: they lose); number in a cell: scenario; black outline: "
                    "the sweet spot R > 1. Hover a cell for α and its source, the MMA instruction, β, I, bound "
-                   "and GStencils/s.</sup>",
+                   "and GStencils/s." + (" (n): no bundled kernel runs the cell, so it shows the units' bounds "
+                                         "(the paper's model) and is never the fastest." if bounds else "")
+                   + "</sup>",
                    x=0.01, xanchor="left", y=1 - 18 / height, yanchor="top", font=dict(size=17)),
         width=1500, height=int(height),
         coloraxis=dict(colorscale=style.SPEEDUP_COLORSCALE, cmin=-half, cmax=half, cmid=0,
