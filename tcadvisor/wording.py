@@ -110,6 +110,32 @@ def _models_differ(adv: "Advice", among: list["Option"], winner: "Option") -> st
             f"{base.label} ({base.impl.name}) the base model's bound: not like for like.")
 
 
+def no_kernel_note(adv: "Advice", opt: "Option") -> str:
+    """Under the base model, said next to a recommendation that no bundled kernel runs on this GPU.
+
+    The paper's model has no depth limit and the published profiles run dtypes the bundled
+    kernels do not (EBISU at t = 12 where the CUDA-core kernel's shared memory holds t = 7; a
+    generic FP16 CUDA-core code); the answer stays the paper's and says so.  Nothing is said
+    where the GPU runs no bundled kernel at all (its fallback line says that).
+    """
+    if opt.model != "base" or not opt.available:
+        return ""
+    from .gpu.registry import bundled_profile
+    from .support import depth_refusal, gpu_refusal, kernel_precision
+
+    profile = bundled_profile(opt.unit)
+    precision, why = kernel_precision(profile, adv.dtype)
+    if gpu_refusal(profile, adv.gpu, precision):
+        return ""
+    if why is None and not adv.gpu.has(opt.unit, precision):
+        why = f"{adv.gpu.name} has no {precision.upper()} on its {opt.label}"
+    if why is None:
+        why = depth_refusal(profile, adv.stencil, opt.fuse, adv.dtype, precision, adv.gpu)
+    if not why:
+        return ""
+    return f"No bundled kernel runs this here ({why if profile.name in why else f'{profile.name}: {why}'})."
+
+
 def _tie_note(adv: "Advice", among: list["Option"], winner: "Option") -> str:
     from .advisor import TIE_TOLERANCE
 
@@ -135,6 +161,7 @@ def verdict_sentence(adv: "Advice") -> str:
     if adv.fuse is not None and adv.at_fuse is not None:
         here = adv.at_fuse
         parts.append(f"At t = {adv.fuse}, use {name(here)}: {gstencils_text(here)}, {here.bound}-bound.")
+        parts.append(no_kernel_note(adv, here))
         others = [f"{o.label} reach {o.speedup:.3g}x of CUDA cores (scenario {o.scenario}, "
                   f"{'inequality' if o.model == 'base' else 'comparison'} above)"
                   for o in adv.options if o.is_tensor and o.available and o.speedup is not None]
@@ -152,6 +179,7 @@ def verdict_sentence(adv: "Advice") -> str:
         over += ", the depths each bundled kernel runs"
     parts.append(f"Best over {over}: {name(best)} at t = {best.fuse}, {gstencils_text(best)} "
                  f"({best.bound}-bound{gain}).")
+    parts.append(no_kernel_note(adv, best))
     everything = [o for o in adv.best.values() if o.available]
     parts.append(_tie_note(adv, everything, best).strip())
     parts.append(_close_call(adv, everything, best))

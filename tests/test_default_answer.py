@@ -239,3 +239,17 @@ def test_cli_default_answer(run_cli):
     assert cc["available"] is False and "not half" in cc["reason"]
     assert all(o["impl"] in BUNDLED.values() for o in d["options"])
     assert d["verdict"]["unit"] != "cuda_core" and d["verdict"]["model"] == "refined"
+
+
+def test_base_recommendations_no_kernel_runs_say_so_next_to_them():
+    star = advise("Star-3D1R", "float", H100, model="base")
+    assert ("t = 12, 4786 GStencils/s (compute-bound). No bundled kernel runs this here (tcadvisor-cc: 306 KiB of "
+            "shared memory per block") in star.verdict_text
+    half = advise("Box-2D1R", "half", H100, fuse=4, model="base")
+    first = half.verdict_text.split(". ", 2)
+    assert first[0].startswith("At t = 4, use CUDA cores (Temporal-blocking") and first[1].startswith(
+        "No bundled kernel runs this here (the bundled CUDA-core kernel (tcadvisor-cc) runs double, float fields")
+    runs = advise("Box-3D1R", "double", "a100", fuse=3, model="base")
+    assert "No bundled kernel" not in runs.verdict_text  # tcadvisor-cc runs t = 2 and 3 there
+    amd = advise("Box-2D1R", "double", "mi300x", fuse=2)
+    assert "No bundled kernel" not in amd.verdict_text  # the fallback line says why instead
