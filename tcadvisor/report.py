@@ -5,6 +5,7 @@ import math
 from fractions import Fraction
 
 from .advisor import TIE_TOLERANCE, Advice, Option
+from .errors import TcAdvisorError
 from .hardware import UNITS
 
 
@@ -148,6 +149,9 @@ def format_advice(adv: Advice) -> str:
     lines += [f"Note: {note}." for note in adv.notes]
     if adv.unit_skipped:
         lines.append("Not searched, the bundled kernel cannot run them: " + skipped_text(adv) + ".")
+    accuracy = accuracy_line(adv)
+    if accuracy:
+        lines.append(accuracy)
     best = []
     for unit in UNITS:
         b = adv.best[unit]
@@ -155,6 +159,44 @@ def format_advice(adv: Advice) -> str:
     lines.append(f"Best fusion depth per unit (t = {depth_range(adv.searched)}): " + "; ".join(best) + ".")
     lines += ["", "Verdict: " + adv.verdict_text]
     return "\n".join(lines)
+
+
+def option_steps(adv: Advice, opt: Option) -> int:
+    """Time steps the accuracy of ``opt`` is stated for: the run's (--steps), else one sweep of its depth."""
+    return adv.steps if adv.steps is not None else opt.fuse
+
+
+def expected_error(adv: Advice, opt: Option) -> tuple[float, str] | None:
+    """The bound on ``opt``'s relative error over the run and its one-line note (None: not a bundled kernel's
+    option, or the kernel's rounding model cannot be built for it).
+
+    A faster FP16 or TF32 answer is never given without its accuracy: this is the checker's own rounding
+    bound (tcadvisor.accuracy), the one every corpus run was checked against."""
+    from .accuracy import expected_error_note, expected_relative_error
+
+    if not opt.available or opt.impl is None or not opt.impl.kernel:
+        return None
+    steps = option_steps(adv, opt)
+    try:
+        value = expected_relative_error(adv.stencil, opt.unit, adv.dtype, opt.precision, opt.fuse, steps,
+                                        mma=opt.mma_shape)
+        note = expected_error_note(adv.stencil, opt.unit, adv.dtype, opt.precision, opt.fuse, steps, mma=opt.mma_shape)
+    except TcAdvisorError:
+        return None
+    return value, note
+
+
+def accuracy_line(adv: Advice) -> str:
+    """One line: per option of a bundled kernel, its precision's error bound over the run ('' if none)."""
+    parts = []
+    for opt in adv.options:
+        found = expected_error(adv, opt)
+        if found is not None:
+            parts.append(f"{opt.label} (t = {opt.fuse}) {found[1]}")
+    if not parts:
+        return ""
+    return ("Accuracy (the kernels' rounding bound for random convex weights and data in [1, 2]): "
+            + "; ".join(parts) + ".")
 
 
 def fallback_lines(adv: Advice) -> list[str]:
@@ -293,6 +335,17 @@ def option_dict(opt: Option) -> dict:
     return {k: _clean(v) for k, v in out.items()}
 
 
+def _with_accuracy(adv: Advice, opt: Option) -> dict:
+    """:func:`option_dict` plus the precision's error bound over the run (``expected_relative_error``, its
+    ``expected_error_steps`` and ``expected_error_note``) where the option is a bundled kernel's."""
+    out = option_dict(opt)
+    found = expected_error(adv, opt)
+    if found is not None:
+        out.update({"expected_relative_error": found[0], "expected_error_steps": option_steps(adv, opt),
+                    "expected_error_note": found[1]})
+    return out
+
+
 def _close(adv: Advice, among: list[Option], winner: Option) -> dict:
     """``too_close`` (the winner's interval overlaps the runner-up's) and, if so, the command that settles it."""
     from .wording import too_close
@@ -343,7 +396,7 @@ def advice_dict(adv: Advice) -> dict:
         "notes": list(adv.notes),
         "command": adv.command,
         "tie_tolerance": TIE_TOLERANCE,
-        "options": [option_dict(o) for o in adv.options],
+        "options": [_with_accuracy(adv, o) for o in adv.options],
         "best": {u: option_dict(o) for u, o in adv.best.items()},
         "verdict": {k: _clean(x) for k, x in verdict.items()},
     }
