@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import fit_refined  # noqa: E402  (benchmarks/fit_refined.py: the fit's vectorised evaluation)
+from tcadvisor.validate import fitting  # noqa: E402  (the fit's vectorised evaluation)
 from tcadvisor import refinement  # noqa: E402
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
@@ -142,7 +142,7 @@ def ptxas(plan) -> tuple[int, int]:
 
 def predict(plan, precision: str, registers: int, spec) -> dict:
     """Occupancy, the refined terms and the refined GStencils/s of ``plan`` with ``registers`` per thread
-    (the fit's own evaluation, benchmarks/fit_refined.py, at the shipped constants)."""
+    (the fit's own evaluation, tcadvisor.validate.fitting, at the shipped constants)."""
     occ = plan.occupancy(spec.multiprocessors, registers)
     if occ.blocks == 0:
         return {"blocks_per_sm": 0, "warps": 0, "limiter": occ.limiter, "h_cc": float("nan"), "eta_cc": float("nan"),
@@ -153,9 +153,9 @@ def predict(plan, precision: str, registers: int, spec) -> dict:
     ctx = refinement.Context(impl, impl.tiling, "cuda_core", st, plan.fuse, dtype, precision, None, spec, None)
     inputs, _, occ, _ = refinement.plan_inputs(ctx, plan=plan, registers=registers)
     steps = refinement.evaluate_chain("cuda_core", inputs)
-    m = SimpleNamespace(fuse=plan.fuse, unit="cuda_core", alpha_exact=None)
-    run = fit_refined.Run(m, "h100", spec, st, "cuda_core", inputs, refinement.grid_of(ctx), None)
-    gstencils = float(fit_refined.predict([run], refinement.constants())[0])
+    row = {"fuse": plan.fuse, "unit": "cuda_core", "precision": precision}
+    run = fitting.Run(row, "h100", "3D-box-r1", st, "cuda_core", inputs, 1.0, 1.0)
+    gstencils = float(fitting.predict([run], refinement.constants())[0])
     return {"blocks_per_sm": occ.blocks, "warps": occ.warps, "limiter": occ.limiter,
             "h_cc": steps["h_cc"], "eta_cc": steps["eta_cc"], "eta_B": steps["eta_B_cc"],
             "pred_gstencils": gstencils}
