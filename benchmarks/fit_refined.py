@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         other = next(x for x in runs if x != g)
         table_g = F.intervals(preds[g]["loso"], rs)
         results[g]["interval_coverage_on_" + other] = F.coverage(preds[other]["loso"], runs[other], table_g)
+        # the other GPU's verdicts with the intervals this GPU's residuals give: right, flagged, or wrong unflagged
+        results[other]["verdicts_with_intervals"] = F.flagged_winners(preds[other]["loso"], runs[other], table_g)
     shipped_intervals = F.intervals(np.concatenate([preds[g]["loso"] for g in runs]), everything)
     results["coverage_in_sample_pooled"] = F.coverage(np.concatenate([preds[g]["loso"] for g in runs]), everything,
                                                       shipped_intervals)
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     results["identifiability"] = {g: F.identifiability(rs) for g, rs in runs.items()}
     results["repeat_noise_h100"] = repeat_noise(runs["H100"])
     for g in runs:
+        print(f"{g} verdicts with the other GPU's intervals: {results[g]['verdicts_with_intervals']}")
         print(f"{g}: 80 % intervals from its residuals cover "
               f"{pct(results[g]['interval_coverage_on_' + next(x for x in runs if x != g)])} of the other GPU's")
     print("shipped constants:", ", ".join(f"{k} = {v:.5g}" for k, v in results["shipped"].items()))
@@ -185,6 +188,11 @@ def markdown(res: dict, intervals: dict) -> str:
                       f"{pct(F.BEST_DEPTH_BAND)} in {rep['best_depth'][0]} of {rep['best_depth'][1]} curves "
                       f"({pct(rep['best_depth'][0] / max(rep['best_depth'][1], 1))}). Worst: {rep['all']['worst_run']}.",
                       ""]
+        v = res[g]["verdicts_with_intervals"]
+        lines += [f"With the 80 % intervals (from the other GPU's held-out residuals), the {g}'s clear cases: the "
+                  f"verdict right in {v['right']} ({v['right_but_flagged']} of them said too close to call all the same), wrong but said too close to call (intervals overlap) in {v['flagged']}, wrong "
+                  f"without saying so in {v['confidently_wrong']}"
+                  + (": " + "; ".join(v["confidently_wrong_cases"]) if v["confidently_wrong_cases"] else "") + ".", ""]
         rep = res[g]["leave_one_shape_out"]
         lines += [f"### {g}: leave-one-shape-out winner misses", "", *[f"* {x}" for x in rep["winner_misses"]], "",
                   f"### {g}: leave-one-shape-out best-depth misses", "",

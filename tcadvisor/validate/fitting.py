@@ -324,3 +324,39 @@ def identifiability(runs: list[Run]) -> list[dict]:
             row[label] = robust_loss(predict(runs, refit), runs) / base - 1
         out.append(row)
     return out
+
+
+def flagged_winners(pred: np.ndarray, runs: list[Run], table: dict[str, dict]) -> dict:
+    """How the advisor's verdict fares on clear cases once it states its intervals (``table``, as
+    :func:`intervals` gives them): right (``right_but_flagged`` of them said too close to call all the same),
+    wrong but flagged too close to call (the predicted winner's interval overlaps the predicted runner-up's),
+    or wrong without a flag (confidently wrong)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(runs):
+        groups.setdefault(r.config, []).append(i)
+    out = {"right": 0, "right_but_flagged": 0, "flagged": 0, "confidently_wrong": 0, "confidently_wrong_cases": []}
+    for key, idx in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if len({runs[i].unit for i in idx}) < 2:
+            continue
+        by_meas = sorted(idx, key=lambda i: -runs[i].measured)
+        if runs[by_meas[1]].measured >= (1 - TIE_BAND) * runs[by_meas[0]].measured:
+            continue
+        by_pred = sorted(idx, key=lambda i: -pred[i])
+        win, second = by_pred[0], by_pred[1]
+
+        def span(i):
+            entry = table.get(f"{runs[i].unit}/{runs[i].precision}")
+            return (entry["low"] * pred[i], entry["high"] * pred[i]) if entry else (pred[i], pred[i])
+
+        overlap = span(win)[0] <= span(second)[1]
+        if runs[win].unit == runs[by_meas[0]].unit:
+            out["right"] += 1
+            out["right_but_flagged"] += overlap
+        elif overlap:
+            out["flagged"] += 1
+        else:
+            out["confidently_wrong"] += 1
+            out["confidently_wrong_cases"].append(
+                f"{key[1]} {key[3]} t={key[4]} {key[5]}: measured {runs[by_meas[0]].unit} "
+                f"{runs[by_meas[0]].measured:.0f}, predicted {runs[win].unit} (measured {runs[win].measured:.0f})")
+    return out
