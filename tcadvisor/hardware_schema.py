@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import yaml
 
 from .errors import TcAdvisorError
-from .hardware_spec import MMA_UNITS, PRECISIONS, TFLOPS, UNITS, GpuSpec, Multiprocessors, Rate
+from .hardware_spec import MMA_UNITS, PRECISIONS, TFLOPS, UNITS, GpuSpec, Multiprocessors, Rate, RefinedConstants
 from .mma import MmaShape
 
 SCHEMAS = (1, 2)
@@ -30,7 +30,8 @@ BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
 #: A spec file is a few kilobytes; anything far larger is not one (and is not read into memory).
 MAX_FILE_BYTES = 1 << 20
 _TOP_LEVEL_2 = ("schema", "name", "vendor", "architecture", "aliases", "device_names", "default",
-                "notes", "sources", "bandwidth", "peak", "multiprocessors", "compute_capability")
+                "notes", "sources", "bandwidth", "peak", "multiprocessors", "compute_capability",
+                "refined_constants")
 #: Keys of the optional ``multiprocessors`` section: integer counts, sizes in KiB, the clock in GHz.
 _SM_COUNTS = ("count", "registers", "max_warps", "max_blocks")
 _SM_KIB = ("shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_reserved_kib")
@@ -324,6 +325,80 @@ def _compute_capability(path: Path, raw: Any, sources: Mapping[str, str]) -> tup
     return (int(parts[0]), int(parts[1])), _source(path, where, raw, sources)
 
 
+#: Keys of the optional ``refined_constants`` section (``tcadvisor calibrate --fit``); the first five are required.
+_RC_KEYS = ("constants", "kernel_fingerprint", "runs", "fitted", "in_sample_median_error", "corpus", "source")
+
+
+def _non_negative(path: Path, where: str, value: Any) -> float:
+    """A finite number >= 0 (a fitted constant may be 0: one the fit pins there)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        quoted = " (write the number without quotes)" if isinstance(value, str) else ""
+        raise _fail(path, where, f"expected a number >= 0, got {value!r}{quoted}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise _fail(path, where, f"expected a finite number >= 0, got {value!r}")
+    return number
+
+
+def _refined_constants(path: Path, raw: Any, has_sms: bool) -> RefinedConstants:
+    """The optional ``refined_constants`` section: the refined model's constants fitted on this GPU.
+
+    Checked as strictly as the ceilings, because a wrong constant changes every refined answer
+    silently; which kernels they were fitted for (``kernel_fingerprint``) is only checked for form
+    here: whether they are today's kernels is the refined model's question
+    (:func:`tcadvisor.refinement.constants`), which then falls back to the bundled constants.
+    """
+    import datetime
+
+    from .fingerprint import LENGTH
+    from .model import FITTED
+
+    where = "refined_constants"
+    names = [s.name for s in FITTED]
+    if not isinstance(raw, Mapping):
+        raise _fail(path, where, f"expected a mapping with {', '.join(_RC_KEYS[:5])} "
+                                 f"(written by 'tcadvisor calibrate --fit'), got {raw!r:.60}")
+    _check_keys(path, where, raw, _RC_KEYS)
+    missing = [k for k in _RC_KEYS[:5] if k not in raw]
+    if missing:
+        raise _fail(path, f"{where}.{missing[0]}", "missing (the section needs " + ", ".join(_RC_KEYS[:5]) + ")")
+    if not has_sms:
+        raise _fail(path, where, "the refined model needs the multiprocessors section these constants were "
+                                 "fitted with; add it or remove refined_constants")
+    values = raw["constants"]
+    if not isinstance(values, Mapping):
+        raise _fail(path, f"{where}.constants", f"expected a mapping of {', '.join(names)} to numbers, got "
+                                                f"{values!r:.60}")
+    _check_keys(path, f"{where}.constants", values, tuple(names))
+    absent = [n for n in names if n not in values]
+    if absent:
+        raise _fail(path, f"{where}.constants.{absent[0]}", "missing (every constant of the refined model: "
+                                                             + ", ".join(names) + ")")
+    numbers = {n: _non_negative(path, f"{where}.constants.{n}", values[n]) for n in names}
+    if numbers["eta_B0"] == 0:
+        raise _fail(path, f"{where}.constants.eta_B0", "expected a positive fraction of the bandwidth, got 0")
+    fp = raw["kernel_fingerprint"]
+    if not isinstance(fp, str) or len(fp) != LENGTH or any(c not in "0123456789abcdef" for c in fp):
+        raise _fail(path, f"{where}.kernel_fingerprint", f"expected {LENGTH} lower-case hex digits "
+                                                         f"(tcadvisor.fingerprint.kernel_fingerprint), got {fp!r:.40}")
+    runs = raw["runs"]
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise _fail(path, f"{where}.runs", f"expected a positive integer (runs the fit used), got {runs!r:.40}")
+    fitted = raw["fitted"]
+    if isinstance(fitted, datetime.datetime) or not isinstance(fitted, (str, datetime.date)):
+        raise _fail(path, f"{where}.fitted", f"expected a date YYYY-MM-DD, got {fitted!r:.40}")
+    if isinstance(fitted, str):
+        try:
+            fitted = datetime.date.fromisoformat(fitted.strip())
+        except ValueError:
+            raise _fail(path, f"{where}.fitted", f"expected a date YYYY-MM-DD, got {raw['fitted']!r:.40}") from None
+    error = _non_negative(path, f"{where}.in_sample_median_error", raw["in_sample_median_error"])
+    corpus = _text(path, f"{where}.corpus", raw.get("corpus"), required=False)
+    source = _text(path, f"{where}.source", raw.get("source"), required=False)
+    return RefinedConstants(values=numbers, kernel_fingerprint=fp, runs=runs, fitted=fitted.isoformat(),
+                            in_sample_median_error=error, corpus=corpus, source=source)
+
+
 def parse_spec(raw: Any, path: Path) -> GpuSpec:
     """Validate the content of one spec file and build a :class:`GpuSpec`."""
     if not isinstance(raw, Mapping):
@@ -360,6 +435,8 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
     sms = _multiprocessors(path, raw["multiprocessors"], sources) if raw.get("multiprocessors") is not None else None
     cc, cc_source = (_compute_capability(path, raw["compute_capability"], sources)
                      if raw.get("compute_capability") is not None else (None, ""))
+    refined = (_refined_constants(path, raw["refined_constants"], sms is not None)
+               if "refined_constants" in raw else None)
     return GpuSpec(
         key=path.stem,
         name=name,
@@ -378,6 +455,7 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
         multiprocessors=sms,
         compute_capability=cc,
         compute_capability_source=cc_source,
+        refined_constants=refined,
     )
 
 

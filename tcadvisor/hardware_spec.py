@@ -70,6 +70,26 @@ class Multiprocessors:
 
 
 @dataclass(frozen=True)
+class RefinedConstants:
+    """The refined model's constants fitted on this very GPU (a spec's optional ``refined_constants`` section).
+
+    ``tcadvisor calibrate --fit`` writes it: the bundled constants are fitted on the project's
+    H100 and H200, and latencies and bandwidth fractions differ on other GPUs.  The constants
+    describe the bundled kernels as they were when measured, so ``kernel_fingerprint`` records
+    which kernels (:func:`tcadvisor.fingerprint.kernel_fingerprint`); the refined model uses them
+    only while that is still today's fingerprint (:func:`tcadvisor.refinement.constants`).
+    """
+
+    values: Mapping[str, float]  # constant name (tcadvisor.model.FITTED) -> value
+    kernel_fingerprint: str
+    runs: int  # recorded runs the fit used
+    fitted: str  # date of the fit, YYYY-MM-DD
+    in_sample_median_error: float  # median |predicted/measured - 1| on those runs
+    corpus: str = ""  # the recorded runs (a CSV, relative to the spec file), so that they can be fitted again
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class GpuSpec:
     key: str
     name: str
@@ -92,6 +112,8 @@ class GpuSpec:
     #: kernels' instructions exist on it (FP64 DMMA and mma.sp need 8.0), before any GPU is at hand
     compute_capability: tuple[int, int] | None = None
     compute_capability_source: str = ""
+    #: the refined model's constants fitted on this GPU (calibrate --fit); None: the bundled constants apply
+    refined_constants: RefinedConstants | None = None
 
     def peak(self, unit: str, precision: str) -> float | None:
         """Peak FLOP/s of ``unit`` at ``precision``, or ``None`` where the GPU has none."""

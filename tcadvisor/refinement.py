@@ -27,6 +27,7 @@ with its numbers.
 """
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -105,9 +106,84 @@ def _default(ctx: Context, hook: str, note: str = NOT_DERIVED) -> TermValue:
 _OVERRIDE: list[dict] = []
 
 
-def constants() -> dict[sp.Symbol, float]:
-    """The fitted constants, by model symbol: models/fitted/refined-terms.yaml, or those of :func:`using_constants`."""
-    return _OVERRIDE[-1] if _OVERRIDE else _file_constants()
+def constants(gpu: GpuSpec | None = None) -> dict[sp.Symbol, float]:
+    """The fitted constants, by model symbol, for a configuration on ``gpu``.
+
+    Those of :func:`using_constants` inside its block (the fit evaluates candidate constants that
+    way, so they win over everything); else the spec's own ``refined_constants`` where they were
+    fitted for today's kernels (:func:`spec_constants`: ``calibrate --fit`` on that GPU, whose
+    latencies and bandwidth fraction the bundled H100/H200 fit cannot know); else
+    models/fitted/refined-terms.yaml.
+    """
+    if _OVERRIDE:
+        return _OVERRIDE[-1]
+    own = spec_constants(gpu)
+    return own if own is not None else _file_constants()
+
+
+#: Specs whose refined_constants were fitted for other kernels, said once per process and file.
+_STALE_SAID: set[str] = set()
+
+
+@lru_cache(maxsize=1)
+def _kernels_now() -> str:
+    """Today's kernel fingerprint, computed once per process (it hashes a few dozen source files)."""
+    from .fingerprint import kernel_fingerprint
+
+    return kernel_fingerprint()
+
+
+def spec_constants(gpu: GpuSpec | None) -> dict[sp.Symbol, float] | None:
+    """``gpu``'s own fitted constants (its ``refined_constants``), or None where it has none or they are stale.
+
+    Stale: fitted for kernels whose fingerprint is not today's (a kernel, its launch plan or its
+    defaults changed since ``calibrate --fit`` measured them), so they describe other code; the
+    bundled constants are then used and stderr says so once per file.
+    """
+    own = getattr(gpu, "refined_constants", None)
+    if own is None:
+        return None
+    try:
+        now = _kernels_now()
+    except TcAdvisorError as exc:  # a damaged installation: nothing says these constants are today's kernels'
+        now, why = None, f"the kernels cannot be fingerprinted ({exc})"
+    else:
+        why = f"fitted for other kernels ({own.kernel_fingerprint}; these are {now})"
+    if own.kernel_fingerprint != now:
+        where = str(gpu.path)
+        if where not in _STALE_SAID:
+            _STALE_SAID.add(where)
+            print(f"tcadvisor: note: {where}: refined_constants {why}, so the bundled constants apply; "
+                  "run calibrate --fit again", file=sys.stderr)
+        return None
+    return {sym: float(own.values[sym.name]) for sym in model.FITTED}
+
+
+def constants_source(gpu: GpuSpec | None = None) -> str:
+    """Which constants :func:`constants` gives for ``gpu``, as a clause the answer carries (``model_note``)."""
+    if _OVERRIDE:
+        return "constants given to refinement.using_constants"
+    own = getattr(gpu, "refined_constants", None)
+    if own is not None and spec_constants(gpu) is not None:
+        return f"constants fitted on this GPU (calibrate --fit, {own.fitted}, {own.runs} runs)"
+    bundled = f"the bundled constants fitted on {_file_trained_on()} corpora"
+    if own is not None:
+        return f"{bundled} (this spec's calibrate --fit constants are for other kernels)"
+    return bundled
+
+
+@lru_cache(maxsize=1)
+def _file_trained_on() -> str:
+    """The GPUs the bundled constants were fitted on ("H100 and H200"), from the file's ``trained_on``."""
+    path = data_dir(CONSTANTS_FILE[0]).joinpath(*CONSTANTS_FILE[1:])
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+        gpus = [str(k) for k in raw.get("trained_on") or {}]
+    except (OSError, AttributeError, yaml.YAMLError):
+        gpus = []
+    if not gpus:
+        return "the project's"
+    return gpus[0] if len(gpus) == 1 else ", ".join(gpus[:-1]) + " and " + gpus[-1]
 
 
 @contextmanager
@@ -320,9 +396,11 @@ def independent_mmas(plan) -> int:
     return 1
 
 
-def evaluate_chain(unit: str, inputs: dict, fitted: dict | None = None) -> dict[str, float]:
-    """Every step of ``unit``'s term chain at ``inputs`` and the fitted constants (default: the YAML's)."""
-    values = {**inputs, **(constants() if fitted is None else fitted)}
+def evaluate_chain(unit: str, inputs: dict, fitted: dict | None = None,
+                   gpu: GpuSpec | None = None) -> dict[str, float]:
+    """Every step of ``unit``'s term chain at ``inputs`` and the fitted constants (default: :func:`constants`
+    for ``gpu``: its own where it has usable ones, else the YAML's)."""
+    values = {**inputs, **(constants(gpu) if fitted is None else fitted)}
     out = {}
     for eq in model.TERM_CHAINS[_chain_key(unit)]:
         fn, args = model.term_function(_chain_key(unit), eq.name)
@@ -338,7 +416,13 @@ def _key(ctx: Context) -> tuple:
     st = ctx.stencil
     return (ctx.impl.name, ctx.unit, st.name, st.shape, st.dims, st.radius, tuple(st.offsets) if st.shape == "custom"
             else None, ctx.fuse, ctx.dtype, ctx.precision, str(ctx.mma), ctx.gpu.name, str(ctx.gpu.path),
-            ctx.grid, ctx.kernel)
+            ctx.grid, ctx.kernel, _constants_key(ctx.gpu))
+
+
+def _constants_key(gpu: GpuSpec) -> tuple | None:
+    """What of a spec's own constants the memoised chain depends on (two files at one path may differ)."""
+    own = getattr(gpu, "refined_constants", None)
+    return None if own is None else (own.kernel_fingerprint, tuple(sorted(own.values.items())))
 
 
 def _derive(ctx: Context) -> dict:
@@ -349,7 +433,7 @@ def _derive(ctx: Context) -> dict:
             _DERIVED.clear()
         inputs, plan, occ, counts = plan_inputs(ctx)
         _DERIVED[key] = {"inputs": inputs, "plan": plan, "occ": occ, "counts": counts,
-                         "steps": evaluate_chain(ctx.unit, inputs)}
+                         "steps": evaluate_chain(ctx.unit, inputs, gpu=ctx.gpu)}
     return _DERIVED[key]
 
 
@@ -515,12 +599,13 @@ def refine(impl: ImplProfile, unit: str, stencil: Stencil, fuse: int, dtype: str
     inputs = {}
     if _bundled(ctx):
         d = _derive(ctx)
-        inputs = {**d["inputs"], **constants()}
+        inputs = {**d["inputs"], **constants(gpu)}
     derived = sum(not note.startswith(NOT_DERIVED) for note in notes.values())
     if derived == 0:
         note = f"refined model from {impl.name}'s tiling: no term derived, so the base model's values"
     else:
         src = "launch plan" if _bundled(ctx) else "declared tile"
         note = (f"refined model from {impl.name}'s {src}: {derived} of {len(terms)} terms derived"
-                + ("; the others take the base model's values" if derived < len(terms) else ""))
+                + ("; the others take the base model's values" if derived < len(terms) else "")
+                + (f"; {constants_source(gpu)}" if _bundled(ctx) else ""))
     return Refinement(True, values, notes, note, inputs)

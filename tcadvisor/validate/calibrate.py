@@ -298,12 +298,14 @@ def multiprocessors_source(cal: Calibration, sms: dict) -> str:
             f"Capability\"")
 
 
-def build_spec(cal: Calibration, device_names: tuple[str, ...] = ()) -> dict:
+def build_spec(cal: Calibration, device_names: tuple[str, ...] = (), refined: dict | None = None) -> dict:
     """The spec file's content (schema 2: per-instruction peaks under each Tensor Core unit).
 
     ``device_names`` empty (a file written with ``-o``): never picked automatically, only by ``--gpu``.
     The copy kept in the user's cache names the calibrated device, so that it is picked on that GPU
-    (:func:`tcadvisor.hardware.calibrated_spec_for_device`)."""
+    (:func:`tcadvisor.hardware.calibrated_spec_for_device`).  ``refined``: the ``refined_constants``
+    section ``calibrate --fit`` fitted on this GPU (:mod:`tcadvisor.validate.calibrate_fit`), written
+    last, beside the ceilings it was fitted with."""
     short = short_name(cal.device)
     bw = cal.bandwidth.value
     spec = {
@@ -340,10 +342,12 @@ def build_spec(cal: Calibration, device_names: tuple[str, ...] = ()) -> dict:
     if sms is not None:
         spec["sources"]["sm"] = multiprocessors_source(cal, sms)
         spec["multiprocessors"] = sms
+    if refined is not None:
+        spec["refined_constants"] = refined
     return spec
 
 
-def spec_text(cal: Calibration, device_names: tuple[str, ...] = ()) -> str:
+def spec_text(cal: Calibration, device_names: tuple[str, ...] = (), refined: dict | None = None) -> str:
     """The YAML file: a comment block with how each number was measured, then the spec."""
     lines = [f"# {cal.device}: ceilings measured by 'tcadvisor calibrate' on {cal.date}.",
              "# Rates: median of the timed repeats of one full wave of resident blocks; sparse mma.sp in",
@@ -354,7 +358,12 @@ def spec_text(cal: Calibration, device_names: tuple[str, ...] = ()) -> str:
         lines.append(f"# {m.label}: {m.value / TERA:.4g} TFLOP/s ({m.detail}{clock})")
     for note in cal.notes:
         lines.append(f"# note: {note}")
-    body = yaml.safe_dump(build_spec(cal, device_names), sort_keys=False, allow_unicode=True, width=100)
+    if refined is not None:
+        lines.append(f"# refined_constants: the refined model's constants fitted by 'tcadvisor calibrate --fit' on "
+                     f"{refined['runs']} runs of the bundled kernels")
+        lines.append(f"# here ({refined.get('corpus') or 'corpus not kept'}); used while the kernels' fingerprint is "
+                     f"{refined['kernel_fingerprint']}.")
+    body = yaml.safe_dump(build_spec(cal, device_names, refined), sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(lines) + "\n" + body
 
 

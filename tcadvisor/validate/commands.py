@@ -4,6 +4,7 @@ Only argparse lives at the top: the handlers import CuPy, Plotly and the runner 
 """
 from __future__ import annotations
 
+import math
 import sys
 
 from ..errors import TcAdvisorError
@@ -17,6 +18,14 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--quick", action="store_true",
                    help="the instruction shapes the bundled kernels use only, shorter runs (about 15 s)")
     p.add_argument("--repeats", type=int, metavar="N", help="timed repeats per benchmark (default 5, --quick 3)")
+    p.add_argument("--fit", action="store_true",
+                   help="then fit the refined model's constants on this GPU: a short design of the bundled kernels, "
+                        "checked and timed (a few minutes), written into the spec as refined_constants, the runs "
+                        "beside it as <spec>.corpus.csv")
+    p.add_argument("--fit-configs", type=int, metavar="N",
+                   help="configurations in the --fit design (default 120, at least 20)")
+    p.add_argument("--fit-minutes", type=float, metavar="M",
+                   help="time budget of the --fit runs in minutes (default 5); what ran by then is fitted")
     commands["calibrate"] = cmd_calibrate
 
     p = sub.add_parser("validate", help="run suites of bundled-kernel cases on this GPU and compare with the model")
@@ -51,6 +60,7 @@ def cmd_calibrate(args) -> int:
     from .records import write_atomic
 
     settings = Settings.make(args.quick, args.repeats)
+    fit = _fit_options(args)  # wrong options are refused before minutes of measuring
     cupy()
     cache = None
     if not args.output:  # the cache must be writable before two minutes of measuring, not after
@@ -66,15 +76,32 @@ def cmd_calibrate(args) -> int:
             raise TcAdvisorError(f"cannot create the calibrated-spec cache {str(cache)!r} ({exc.strerror or exc}); "
                                  "set TCADVISOR_CACHE_DIR or pass -o FILE") from None
     cal = calibrate(settings, stderr_progress)
+    names: tuple[str, ...] = ()
     if cache is None:
-        text = spec_text(cal)
         target = Path("calibrated.yaml") if args.output == "-" else Path(args.output)
     else:
         from ..hardware import calibrated_spec_path
 
-        text = spec_text(cal, (cal.device,))  # names its GPU: picked there when no --gpu is given
+        names = (cal.device,)  # names its GPU: picked there when no --gpu is given
         target = calibrated_spec_path(cal.device, cal.date)
-    parse_spec(yaml.safe_load(text), target)  # the file must load like any spec
+    text = spec_text(cal, names)
+    spec = parse_spec(yaml.safe_load(text), target)  # the file must load like any spec
+    if fit is not None:
+        from .calibrate_fit import fit_on_this_gpu
+
+        try:
+            refined = fit_on_this_gpu(spec, target, cal.device, configs=fit[0], minutes=fit[1], say=stderr_progress,
+                                      progress=stderr_progress if sys.stderr.isatty() else None, date=cal.date)
+        except TcAdvisorError as exc:  # the ceilings are measured: keep them, then say why there are no constants
+            write_atomic(target, text)
+            raise TcAdvisorError(f"{exc}; wrote {target} with the measured ceilings only (the bundled constants "
+                                 "apply)") from None
+        except KeyboardInterrupt:
+            write_atomic(target, text)
+            stderr_progress(f"fit interrupted: wrote {target} with the measured ceilings only")
+            raise
+        text = spec_text(cal, names, refined)
+        parse_spec(yaml.safe_load(text), target)
     if args.output == "-":
         sys.stdout.write(text)
     elif args.output:
@@ -85,6 +112,28 @@ def cmd_calibrate(args) -> int:
         stderr_progress(f"wrote {target}: used for {cal.device} whenever no --gpu is given (--gpu {target} "
                         "names it elsewhere)")
     return 0
+
+
+def _fit_options(args) -> tuple[int, float] | None:
+    """(configurations, minutes) of ``--fit``, or None without it; one-line errors for values it cannot use."""
+    from .calibrate_fit import FIT_CONFIGS, FIT_MINUTES, MIN_CONFIGS
+
+    configs, minutes = getattr(args, "fit_configs", None), getattr(args, "fit_minutes", None)
+    if not getattr(args, "fit", False):
+        given = "--fit-configs" if configs is not None else "--fit-minutes" if minutes is not None else None
+        if given:
+            raise TcAdvisorError(f"{given} sizes the refined model's fit; add --fit")
+        return None
+    if args.output == "-":
+        raise TcAdvisorError("--fit keeps its runs beside the spec file (<spec>.corpus.csv); with -o - there is "
+                             "none: give -o FILE, or no -o for your cache")
+    if configs is not None and configs < MIN_CONFIGS:
+        raise TcAdvisorError(f"--fit-configs {configs}: expected at least {MIN_CONFIGS} configurations "
+                             f"(default {FIT_CONFIGS})")
+    if minutes is not None and not (math.isfinite(minutes) and minutes > 0):
+        raise TcAdvisorError(f"--fit-minutes {minutes:g}: expected a positive number of minutes (default "
+                             f"{FIT_MINUTES:g})")
+    return (FIT_CONFIGS if configs is None else configs, FIT_MINUTES if minutes is None else minutes)
 
 
 def cmd_validate(args) -> int:
