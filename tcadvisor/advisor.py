@@ -263,8 +263,9 @@ def _refine_depth(impl: ImplProfile, unit: str, stencil: Stencil, t: int, dtype:
         else:
             got = refinement.HOOKS[term.hook](ctx)
             values[term.name], notes[term.name] = got.value, got.note
-    inputs = {**refinement.plan_inputs(ctx)[0], **refinement.constants()}
-    note = f"refined model from {impl.name}'s launch plan at t = {t}: {len(values)} of {len(values)} terms derived"
+    inputs = {**refinement.plan_inputs(ctx)[0], **refinement.constants(gpu)}
+    note = (f"refined model from {impl.name}'s launch plan at t = {t}: {len(values)} of {len(values)} terms derived"
+            f"; {refinement.constants_source(gpu)}")
     return Refinement(True, values, notes, note, inputs)
 
 
