@@ -216,6 +216,9 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .files import safe_stdio
+
+    safe_stdio()  # 'α' on an ASCII terminal (PYTHONIOENCODING=ascii, LANG=C) is escaped, never a crash
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

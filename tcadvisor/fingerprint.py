@@ -100,16 +100,12 @@ def _roots() -> dict[str, Path]:
 
 def _read(path: Path, logical: str) -> str:
     """The text of one covered file, read with a size bound; one-line errors naming the file."""
+    from .files import read_bytes
+
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TcAdvisorError(f"{logical} ({path}) is {size} bytes, too large for a kernel source "
-                                 f"(at most {MAX_FILE_BYTES}); cannot fingerprint the kernels")
-        with path.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise TcAdvisorError(f"{logical} ({path}) cannot be read ({exc.strerror or exc}); "
-                             "cannot fingerprint the kernels") from None
+        data = read_bytes(path, logical, MAX_FILE_BYTES)
+    except TcAdvisorError as exc:
+        raise TcAdvisorError(f"{exc}; cannot fingerprint the kernels") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -150,12 +146,12 @@ def covered_files() -> dict[str, Path]:
 
 def profile_text(text: str, logical: str) -> str:
     """What of a bundled profile is hashed: :data:`PROFILE_FIELDS` as JSON with sorted keys."""
-    import yaml
+    from .files import parse_yaml
 
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise TcAdvisorError(f"{logical} is not valid YAML; cannot fingerprint the kernels") from None
+        raw = parse_yaml(text, logical, "implementation profile")
+    except TcAdvisorError as exc:
+        raise TcAdvisorError(f"{exc}; cannot fingerprint the kernels") from None
     if not isinstance(raw, dict):
         raise TcAdvisorError(f"{logical} is not a YAML mapping; cannot fingerprint the kernels")
     return json.dumps({k: raw.get(k) for k in PROFILE_FIELDS}, sort_keys=True, default=str) + "\n"

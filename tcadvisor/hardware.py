@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -84,7 +85,16 @@ def _say(notes: list[tuple[str, str]]) -> None:
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+    """The form names are matched in: compatibility-normalised (full-width ``Ｈ１００`` is ``h100``), lower
+    case, letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKC", str(text)).lower())
+
+
+def _reachable(name: str) -> bool:
+    """Whether typing ``name`` selects it: not when its matched form is empty, or when it holds letters or
+    digits outside ASCII (a Cyrillic ``Н100`` would match as ``100``: it is neither indexed nor suggested)."""
+    text = unicodedata.normalize("NFKC", str(name)).lower()
+    return bool(_norm(text)) and not any(ch.isalnum() and not ch.isascii() for ch in text)
 
 
 def _spec_dirs() -> tuple[tuple[Path, ...], list[tuple[str, str]]]:
@@ -98,7 +108,9 @@ def _spec_dirs() -> tuple[tuple[Path, ...], list[tuple[str, str]]]:
             what = "a file" if Path(extra).exists() else "missing"
             notes.append((f"dir:{extra}", f"warning: {EXTRA_SPECS_ENV} names {extra!r}, which is {what}, "
                                           "not a directory of spec files; ignored"))
-    return tuple(dirs), notes
+    from .files import unique_dirs
+
+    return tuple(unique_dirs(dirs)), notes  # a directory named twice (or 1000 times) is read once
 
 
 def _lenient_names(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -168,6 +180,8 @@ def _index_names(cat: Catalogue) -> None:
     for key in sorted(cat.specs, key=lambda k: cat.rank[k]):
         spec = cat.specs[key]
         for name in (spec.name, *spec.aliases):
+            if not _reachable(name) and name != spec.name:
+                continue
             n, other = _norm(name), cat.names.get(_norm(name))
             if other and other != key:
                 cat.notes.append((f"alias:{n}:{key}", f"note: {name!r} names both {other} and {key}; it now "
@@ -252,8 +266,9 @@ def find_spec(query: str) -> GpuSpec:
     if query and Path(query).exists():  # a file or directory in the working directory, named without a suffix
         return load_spec_file(query)
     _say(cat.notes)
-    known = sorted({s.aliases[0] if s.aliases else s.key for s in cat.specs.values()})
-    every = [n for s in cat.specs.values() for n in (s.key, *s.aliases)]
+    typable = {k: [a for a in s.aliases if _reachable(a)] for k, s in cat.specs.items()}
+    known = sorted({typable[k][0] if typable[k] else k for k in cat.specs})
+    every = [n for k in cat.specs for n in (k, *typable[k])]
     close = difflib.get_close_matches(query.lower(), every, n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise TcAdvisorError(

@@ -263,9 +263,13 @@ def _mma_shapes_v1(path: Path, raw: Any, peaks: Mapping[str, Mapping[str, Rate]]
             if not isinstance(listed, list) or not listed:
                 raise _fail(path, where, "expected a non-empty list such as [m16n8k8]")
             try:
-                shapes[unit][precision] = tuple(MmaShape.parse(s) for s in listed)
+                parsed = tuple(MmaShape.parse(s) for s in listed)
             except TcAdvisorError as exc:
                 raise _fail(path, where, str(exc)) from None
+            twice = next((sh for i, sh in enumerate(parsed) if sh in parsed[:i]), None)
+            if twice is not None:
+                raise _fail(path, where, f"{twice} is listed twice; list each shape once")
+            shapes[unit][precision] = parsed
     return shapes
 
 
@@ -460,34 +464,12 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
-    """The parsed content of a spec file; every way of failing is one line naming the file."""
-    path = Path(path)
-    if not path.exists():
-        raise TcAdvisorError(f"GPU spec file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise TcAdvisorError(f"GPU spec {str(path)!r} is a directory; expected one YAML file "
-                             "(to add a directory of specs, list it in TCADVISOR_HWSPEC_PATH)")
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise TcAdvisorError(f"GPU spec {path}: {path.stat().st_size} bytes is too large for a spec file "
-                                 f"(at most {MAX_FILE_BYTES} bytes)")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TcAdvisorError(f"GPU spec {path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TcAdvisorError(f"GPU spec {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-                             f"{exc.start}); save it as UTF-8") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = " ".join(str(getattr(exc, "problem", None) or "invalid YAML").split())
-        raise TcAdvisorError(f"GPU spec {path}: not valid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise TcAdvisorError(f"GPU spec {path}: nested too deeply to be a spec file") from None
+    """The parsed content of a spec file; every way of failing is one line naming the file
+    (read with the bounds of :mod:`tcadvisor.files`: regular files only, at most :data:`MAX_FILE_BYTES`,
+    UTF-8, YAML within a nesting and an alias budget)."""
+    from .files import load_yaml
+
+    return load_yaml(path, "GPU spec", MAX_FILE_BYTES)
 
 
 def load_spec_file(path: str | os.PathLike) -> GpuSpec:

@@ -21,8 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from .data import data_dir
 from .dtypes import BYTES
 from .errors import TcAdvisorError
@@ -263,14 +261,10 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
 
 
 def load_profile_file(path: str | Path) -> ImplProfile:
+    from .files import load_yaml
+
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise TcAdvisorError(f"implementation profile {path}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    except OSError as exc:
-        raise TcAdvisorError(f"implementation profile {path}: cannot be read ({exc})") from None
-    return parse_profile(raw, path)
+    return parse_profile(load_yaml(path, "implementation profile"), path)
 
 
 @lru_cache(maxsize=1)

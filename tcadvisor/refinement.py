@@ -34,11 +34,11 @@ from functools import lru_cache
 from typing import Callable
 
 import sympy as sp
-import yaml
 
 from . import model
 from .data import data_dir
 from .errors import TcAdvisorError
+from .files import load_yaml
 from .hardware import GpuSpec
 from .impls import ImplProfile, Tiling
 from .mma import MmaShape
@@ -177,9 +177,9 @@ def _file_trained_on() -> str:
     """The GPUs the bundled constants were fitted on ("H100 and H200"), from the file's ``trained_on``."""
     path = data_dir(CONSTANTS_FILE[0]).joinpath(*CONSTANTS_FILE[1:])
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = load_yaml(path, "refined-model constants file") or {}
         gpus = [str(k) for k in raw.get("trained_on") or {}]
-    except (OSError, AttributeError, yaml.YAMLError):
+    except (AttributeError, TcAdvisorError):
         gpus = []
     if not gpus:
         return "the project's"
@@ -205,9 +205,9 @@ def using_constants(values: dict[sp.Symbol, float]):
 def _file_constants() -> dict[sp.Symbol, float]:
     path = data_dir(CONSTANTS_FILE[0]).joinpath(*CONSTANTS_FILE[1:])
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path, "refined-model constants file")
         values = {sym: float(raw["constants"][sym.name]["value"]) for sym in model.FITTED}
-    except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # TcAdvisorError is a ValueError
         raise TcAdvisorError(f"{path}: the refined model's fitted constants cannot be read ({exc}); "
                              "benchmarks/fit_refined.py writes them") from None
     return values
@@ -217,8 +217,8 @@ def _file_constants() -> dict[sp.Symbol, float]:
 def _file_intervals() -> dict[str, dict]:
     path = data_dir(CONSTANTS_FILE[0]).joinpath(*CONSTANTS_FILE[1:])
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError):
+        raw = load_yaml(path, "refined-model constants file") or {}
+    except TcAdvisorError:
         return {}
     found = raw.get("intervals") if isinstance(raw, dict) else None
     return found if isinstance(found, dict) else {}

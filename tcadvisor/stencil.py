@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import json
 import re
 from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass
@@ -392,24 +391,14 @@ def load_stencil_file(path: str | Path) -> Stencil:
     or ``points: [{offset: [0, 1], weight: 0.25}, ...]`` instead of ``offsets``;
     in a text file, ``: WEIGHT`` after an offset (``0 1 : 0.25``), on every line.
     """
+    from .files import MAX_WEIGHTS_BYTES, parse_json, parse_yaml, read_text
+
     path = Path(path)
-    if not path.is_file():
-        raise TcAdvisorError(f"stencil file {str(path)!r} does not exist")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TcAdvisorError(f"stencil file {path}: cannot be read ({exc})") from None
+    text = read_text(path, "stencil file", MAX_WEIGHTS_BYTES)
     name = path.stem
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        try:
-            if path.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                import yaml
-
-                data = yaml.safe_load(text)
-        except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
-            raise TcAdvisorError(f"stencil file {path}: not valid {path.suffix[1:].upper()} ({str(exc).splitlines()[0]})") from None
+        parse = parse_json if path.suffix.lower() == ".json" else parse_yaml
+        data = parse(text, path, "stencil file")
         if isinstance(data, dict) and data.get("points") and "offsets" not in data:
             data = _points_to_offsets(data, path)
         if not isinstance(data, dict) or not isinstance(data.get("offsets"), list):
@@ -433,7 +422,8 @@ def load_stencil_file(path: str | Path) -> Stencil:
             try:
                 offsets.append([int(p) for p in parts])
             except ValueError:
-                raise TcAdvisorError(f"stencil file {path}, line {lineno}: {line!r} is not a list of integers") from None
+                raise TcAdvisorError(f"stencil file {path}, line {lineno}: not a list of integers; expected one offset "
+                                     "a line, e.g. '1 0 -1' (or '1, 0, -1 : 0.25' with a weight)") from None
         weights = _text_weights(weights, path)
     try:
         return Stencil.from_offsets(offsets, name=name, weights=weights)
@@ -462,7 +452,8 @@ def _text_weight(line: str, path: Path, lineno: int) -> tuple[str, float | None]
     try:
         value = float(weight.strip())
     except ValueError:
-        raise TcAdvisorError(f"stencil file {path}, line {lineno}: weight {weight.strip()!r} is not a number") from None
+        raise TcAdvisorError(f"stencil file {path}, line {lineno}: the weight after ':' is not a number; "
+                             "expected e.g. '0 1 : 0.25'") from None
     return offset, value
 
 

@@ -155,7 +155,7 @@ def test_bandwidth_must_be_a_mapping(tmp_path):
     (lambda p: p.write_text(""), "the file is empty"),
     (lambda p: p.write_text("- a\n- b\n"), "expected a YAML mapping"),
     (lambda p: p.write_text("name: [unclosed\n"), "not valid YAML at line 2"),
-    (lambda p: p.write_text("name: x\n" + "#" * (1 << 20)), "too large for a spec file"),
+    (lambda p: p.write_text("name: x\n" + "#" * (1 << 20)), "too large: more than 1 MiB"),
 ])
 def test_unreadable_files_are_one_line(tmp_path, setup, needle):
     path = tmp_path / "gpu.yaml"
@@ -168,9 +168,9 @@ def test_unreadable_files_are_one_line(tmp_path, setup, needle):
 def test_unreadable_file(tmp_path, monkeypatch):
     path = write(tmp_path, SCHEMA2)
 
-    def refuse(self):
+    def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr("tcadvisor.files.os.open", refuse)
     with pytest.raises(TcAdvisorError, match=r"cannot be read \(Permission denied\)$"):
         load_spec_file(path)
 

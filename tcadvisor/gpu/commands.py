@@ -82,11 +82,14 @@ def load_weights(path: str, stencil):
 
     from ..errors import TcAdvisorError
 
+    from ..files import MAX_WEIGHTS_BYTES, load_npy, read_text
+
     try:
         if path.endswith(".npy"):
-            w = np.load(path)
+            w = np.asarray(load_npy(path, "weights file"), dtype=float)
         else:
-            blocks = [b for b in open(path).read().split("\n\n") if b.strip()]
+            text = read_text(path, "weights file", MAX_WEIGHTS_BYTES).replace("\r\n", "\n")
+            blocks = [b for b in text.split("\n\n") if b.strip()]
             planes = [np.array([[float(v) for v in line.split()] for line in b.strip().splitlines()]) for b in blocks]
             w = np.stack(planes) if stencil.dims == 3 else planes[0]
             if stencil.dims == 1:

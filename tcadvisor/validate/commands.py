@@ -137,16 +137,12 @@ def _fit_options(args) -> tuple[int, float] | None:
 
 
 def cmd_validate(args) -> int:
-    from .records import load_results
     from .report import write_results
 
     if args.report_from:
-        if args.suite:
-            raise TcAdvisorError("--report-from rebuilds a report from recorded results; it takes no --suite")
-        results = load_results(args.report_from)
-        for path in write_results(results, args.output):
-            print(f"wrote {path}")
-        return 0
+        from .report import report_from
+
+        return report_from(args)
     if not args.suite:
         raise TcAdvisorError("validate needs --suite NAME|FILE (bundled: paper, quick, depth-sweep) "
                              "or --report-from RESULTS_JSON")

@@ -335,7 +335,9 @@ def record(configs: list[CorpusConfig], out: Path, *, budget_s: float, sweeps: i
 def load_corpus(folder: Path) -> tuple[dict, list[dict]]:
     """A recorded corpus: its header (corpus.json) and rows (corpus.csv), numbers parsed."""
     folder = Path(folder)
-    header = json.loads((folder / "corpus.json").read_text())
+    from ..files import load_json
+
+    header = load_json(folder / "corpus.json", "corpus header")
     rows = []
     with (folder / "corpus.csv").open(newline="") as f:
         for row in csv.DictReader(f):

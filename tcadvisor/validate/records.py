@@ -192,14 +192,122 @@ def write_atomic(path: str | Path, text: str) -> Path:
 def load_results(path: str | Path) -> Results:
     from ..errors import TcAdvisorError
 
+    from ..files import MAX_RESULTS_BYTES, load_json
+
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TcAdvisorError(f"results file {str(path)!r} cannot be read as JSON ({exc})") from None
+    raw = load_json(path, "results file", MAX_RESULTS_BYTES)
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise TcAdvisorError(f"results file {str(path)!r} is not a tcadvisor validation result (schema {SCHEMA})")
+    check_results(raw, path)
     return from_dict(raw)
+
+
+# What each annotation of the records accepts (JSON types; ``bool`` is never a number here).
+_NUMBER = "a number"
+_ACCEPTS = {
+    "str": ((str,), "text"),
+    "str | None": ((str, type(None)), "text or null"),
+    "int": ((int,), "an integer"),
+    "int | None": ((int, type(None)), "an integer or null"),
+    "float": ((int, float), _NUMBER),
+    "float | None": ((int, float, type(None)), "a number or null"),
+    "bool": ((bool,), "true or false"),
+    "bool | None": ((bool, type(None)), "true, false or null"),
+}
+
+
+def _fits(value: Any, types: tuple) -> bool:
+    if isinstance(value, bool):
+        return bool in types
+    return isinstance(value, types)
+
+
+def _bad(path: Path, where: str, value: Any, expected: str):
+    from ..errors import TcAdvisorError
+
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return TcAdvisorError(f"results file {str(path)!r}: field '{where}': expected {expected}, got {shown}")
+
+
+def _check_record(path: Path, where: str, raw: Any, cls) -> None:
+    if not isinstance(raw, dict):
+        raise _bad(path, where, raw, "a mapping of the record's fields")
+    for f in dataclasses.fields(cls):
+        if f.name not in raw:
+            continue
+        value, kind = raw[f.name], str(f.type)
+        if kind == "list[float]":
+            if not isinstance(value, list) or not all(_fits(v, (int, float, type(None))) for v in value):
+                raise _bad(path, f"{where}.{f.name}", value, "a list of numbers")
+        elif kind in _ACCEPTS:
+            types, expected = _ACCEPTS[kind]
+            if not _fits(value, types):
+                raise _bad(path, f"{where}.{f.name}", value, expected)
+
+
+def _check_numbers(path: Path, where: str, value: Any, depth: int) -> None:
+    """A number or null, or (``depth`` levels down) a mapping of them."""
+    if depth and isinstance(value, dict):
+        for k, v in value.items():
+            _check_numbers(path, f"{where}.{k}", v, depth - 1)
+    elif not _fits(value, (int, float, type(None))):
+        raise _bad(path, where, value, "a number or null" + (" or a mapping of them" if depth else ""))
+
+
+def check_results(raw: dict, path: str | Path) -> None:
+    """Refuse, in one line naming the field, a results file whose fields have the wrong types (the report
+    is built from them; a wrong type would otherwise fail deep inside it, or be written out silently)."""
+    path = Path(path)
+    for name in ("tool", "date", "device"):
+        if name in raw and not isinstance(raw[name], str):
+            raise _bad(path, name, raw[name], "text")
+    band = raw.get("band", 0.1)
+    if not _fits(band, (int, float)) or not 0 <= band < 1:
+        raise _bad(path, "band", band, "a fraction in [0, 1) such as 0.1")
+    suites = raw.get("suites", [])
+    if not isinstance(suites, list) or not all(isinstance(s, str) for s in suites):
+        raise _bad(path, "suites", suites, "a list of suite names")
+    spec = raw.get("spec", {})
+    if not isinstance(spec, dict):
+        raise _bad(path, "spec", spec, "a mapping (name, key, path, bandwidth_gbs, peak_tflops)")
+    for name in ("name", "key", "path"):
+        if name in spec and not isinstance(spec[name], str):
+            raise _bad(path, f"spec.{name}", spec[name], "text")
+    if "bandwidth_gbs" in spec:
+        bw = spec["bandwidth_gbs"]
+        if not _fits(bw, (int, float, type(None))) or (bw is not None and not (math.isfinite(bw) and bw >= 0)):
+            raise _bad(path, "spec.bandwidth_gbs", bw, "a number of GB/s >= 0")
+    peaks = spec.get("peak_tflops", {})
+    if not isinstance(peaks, dict) or not all(isinstance(v, dict) for v in peaks.values()):
+        raise _bad(path, "spec.peak_tflops", peaks, "a mapping of unit to a mapping of precision to TFLOP/s")
+    for unit, per in peaks.items():
+        for precision, value in per.items():
+            if not _fits(value, (int, float, type(None))) or (value is not None and not math.isfinite(value)):
+                raise _bad(path, f"spec.peak_tflops.{unit}.{precision}", value, "a number of TFLOP/s")
+    profile = raw.get("profile", {})
+    if not isinstance(profile, dict):
+        raise _bad(path, "profile", profile, "a mapping (ncu, version, metrics, problems)")
+    for name in ("ncu", "version"):
+        if name in profile and not isinstance(profile[name], str):
+            raise _bad(path, f"profile.{name}", profile[name], "text")
+    metrics = profile.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(isinstance(v, str) for v in metrics.values()):
+        raise _bad(path, "profile.metrics", metrics, "a mapping of names to Nsight Compute metrics")
+    problems = profile.get("problems", [])
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        raise _bad(path, "profile.problems", problems, "a list of text")
+    for name, cls in (("measurements", Measurement), ("comparisons", Comparison)):
+        records = raw.get(name, [])
+        if not isinstance(records, list):
+            raise _bad(path, name, records, "a list of records")
+        for i, record in enumerate(records):
+            _check_record(path, f"{name}[{i}]", record, cls)
+    summary = raw.get("summary", {})
+    if not isinstance(summary, dict):
+        raise _bad(path, "summary", summary, "a mapping of counts and error statistics")
+    for key, value in summary.items():
+        _check_numbers(path, f"summary.{key}", value, 1)
 
 
 MEASUREMENT_COLUMNS = [f.name for f in dataclasses.fields(Measurement)]

@@ -54,12 +54,48 @@ def write_results(results: Results, out: str | Path) -> list[Path]:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise TcAdvisorError(f"-o {str(out)!r} is a file; expected a directory for the results")
-    return [
-        write_atomic(out / "results.csv", csv_text(results.measurements, MEASUREMENT_COLUMNS)),
-        write_atomic(out / "comparisons.csv", csv_text(results.comparisons, COMPARISON_COLUMNS)),
-        write_atomic(out / "results.json", json.dumps(to_dict(results), indent=1) + "\n"),
-        write_atomic(out / "report.html", html_report(results)),
-    ]
+    # every text first: a failure while building one leaves no directory written in part
+    texts = {"results.csv": csv_text(results.measurements, MEASUREMENT_COLUMNS),
+             "comparisons.csv": csv_text(results.comparisons, COMPARISON_COLUMNS),
+             "results.json": json.dumps(to_dict(results), indent=1) + "\n",
+             "report.html": html_report(results)}
+    return [write_atomic(out / name, text) for name, text in texts.items()]
+
+
+def report_from(args) -> int:
+    """``validate --report-from RESULTS_JSON``: the CSV files and the report rebuilt from recorded results.
+
+    Options of a run are never ignored in silence: ``--tie-band`` (checked like a run's) re-derives the
+    comparisons with that band; the others (``--gpu``, ``--profile``, ...) are refused, an unknown
+    ``--gpu`` with the catalogue's own error.
+    """
+    from .compare import comparisons, summarize
+    from .records import load_results
+
+    if getattr(args, "suite", None):
+        raise TcAdvisorError("--report-from rebuilds a report from recorded results; it takes no --suite")
+    band = getattr(args, "tie_band", None)
+    if band is not None and not (math.isfinite(band) and 0 <= band < 1):
+        raise TcAdvisorError(f"--tie-band {band}: expected a fraction in [0, 1) such as 0.1")
+    if getattr(args, "gpu", None):
+        from ..hardware import find_spec
+
+        spec = find_spec(args.gpu)  # an unknown GPU is an error of its own
+        raise TcAdvisorError(f"--gpu {args.gpu!r} ({spec.name}): --report-from rebuilds the report from the "
+                             "predictions recorded in the results file; --gpu applies when running suites")
+    for flag, attr in (("--list", "list"), ("--profile", "profile"), ("--ncu", "ncu"),
+                       ("--time-limit", "time_limit")):
+        if getattr(args, attr, None) not in (None, False):
+            raise TcAdvisorError(f"{flag} applies when running suites; --report-from rebuilds a report from "
+                                 "recorded results and takes only -o and --tie-band")
+    results = load_results(args.report_from)
+    if band is not None and band != results.band:
+        results.band = float(band)
+        results.comparisons = comparisons(results.measurements, results.band)
+        results.summary = summarize(results.measurements, results.comparisons)
+    for path in write_results(results, args.output):
+        print(f"wrote {path}")
+    return 0
 
 
 # --------------------------------------------------------------------------- formatting

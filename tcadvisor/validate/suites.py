@@ -32,6 +32,11 @@ DEFAULTS = {"dtype": "double", "units": "all", "grid": "auto", "repeats": 5, "sw
 MIN_REPEATS = 5
 MAX_SWEEPS = 1000
 MAX_CONFIGS = 2000
+#: A suite file is read up to this size to count its cases (a suite over the run limit is refused by that
+#: limit, not by its size); only a suite of at most :data:`tcadvisor.files.MAX_BYTES` is parsed.
+MAX_SUITE_SCAN_BYTES = 16 << 20
+#: ... and scanned for at most this many parser events (well under a second).
+MAX_SCAN_EVENTS = 1_000_000
 DEFAULT_TIE_BAND = 0.10
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-|\.\.)\s*(\d+)\s*$")
 _GRID = re.compile(r"^\d+(?:[x×]\d+){0,2}$")
@@ -168,8 +173,9 @@ def parse_case(w: _Where, index: int, raw: Any, defaults: Mapping) -> Case:
     def at(name: str) -> str:
         return f"{label}: field '{name}'"
 
+    stencil_text = _stencil_text(w.path, merged["stencil"])
     try:
-        stencil = parse_stencil(str(merged["stencil"]))
+        stencil = parse_stencil(stencil_text)
     except TcAdvisorError as exc:
         raise w.fail(at("stencil"), str(exc)) from None
     try:
@@ -195,7 +201,22 @@ def parse_case(w: _Where, index: int, raw: Any, defaults: Mapping) -> Case:
         if name in raw and not isinstance(raw[name], str):
             raise w.fail(at(name), f"expected text, got {raw[name]!r}")
     return Case(case_id.strip(), stencil, dtype, fuses, units, grid, repeats, sweeps, seed, mma,
-                raw.get("paper", ""), raw.get("note", ""), str(merged["stencil"]))
+                raw.get("paper", ""), raw.get("note", ""), stencil_text)
+
+
+_STENCIL_FILE_SUFFIXES = (".txt", ".yaml", ".yml", ".json", ".stencil")
+
+
+def _stencil_text(suite_path: Path, value: Any) -> str:
+    """A case's stencil: a name as written; a relative file path resolved against the suite file's
+    directory (not the working directory), so that a suite runs the same from anywhere."""
+    text = str(value).strip()
+    if not text or os.path.isabs(os.path.expanduser(text)):
+        return text
+    candidate = Path(suite_path).parent / text
+    if Path(text).suffix.lower() in _STENCIL_FILE_SUFFIXES or os.sep in text or candidate.is_file():
+        return str(candidate.resolve()) if candidate.exists() else str(candidate)
+    return text
 
 
 def default_id(stencil: Stencil, dtype: str, fuses: tuple[int, ...]) -> str:
@@ -259,12 +280,60 @@ def load_suite(name_or_path: str | os.PathLike) -> Suite:
         if not path.is_file():
             raise TcAdvisorError(f"unknown suite {text!r}; expected a YAML file or one of: "
                                  f"{', '.join(bundled_suites())}")
+    from ..files import MAX_BYTES, parse_yaml, read_bytes
+
+    data = read_bytes(path, "suite", MAX_SUITE_SCAN_BYTES)
+    text = data.decode("utf-8-sig", errors="replace")
+    cases = count_cases(text, MAX_CONFIGS + 1)
+    if cases > MAX_CONFIGS:  # every case is at least one run: refused before the cases are parsed
+        raise _Where(path).fail("field 'cases'", f"more than {MAX_CONFIGS} cases, so more than {MAX_CONFIGS} "
+                                                 f"runs; a suite may hold at most {MAX_CONFIGS}")
+    if len(data) > MAX_BYTES:
+        raise TcAdvisorError(f"suite {str(path)!r} is larger than {MAX_BYTES >> 20} MiB; expected a suite of at "
+                             f"most {MAX_BYTES >> 20} MiB ({MAX_CONFIGS} runs fit in far less)")
+    from ..files import decode
+
+    return parse_suite(parse_yaml(decode(data, path, "suite"), path, "suite"), path)
+
+
+def count_cases(text: str, stop: int) -> int:
+    """How many items the top-level ``cases`` list holds (counting stops at ``stop``), read from the parser's
+    events: nothing is composed or constructed, so a huge suite costs only the scan up to ``stop`` cases.
+    Text that is not such a mapping counts 0 (the full parse then says what is wrong)."""
+    stack: list[list] = []  # [is a mapping, next node is a key, is the top-level cases list]
+    last_key = None
+    count = 0
+    from ..files import yaml_events
+
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise TcAdvisorError(f"suite {path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TcAdvisorError(f"suite {path}: cannot be read ({exc})") from None
-    return parse_suite(raw, path)
+        for n, event in enumerate(yaml_events(text)):
+            if n > MAX_SCAN_EVENTS:
+                return count  # a bounded scan: what it did not reach is refused by the size limit
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                if not stack:
+                    return count
+                continue
+            if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent,
+                                      yaml.SequenceStartEvent)):
+                continue
+            if not stack and not isinstance(event, yaml.MappingStartEvent):
+                return 0
+            is_key = False
+            if stack:
+                parent = stack[-1]
+                if parent[0]:
+                    is_key, parent[1] = parent[1], not parent[1]
+                elif parent[2]:
+                    count += 1
+                    if count >= stop:
+                        return count
+                if len(stack) == 1 and is_key:
+                    last_key = event.value if isinstance(event, yaml.ScalarEvent) else None
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                cases = (len(stack) == 1 and not is_key and last_key == "cases"
+                         and isinstance(event, yaml.SequenceStartEvent))
+                stack.append([isinstance(event, yaml.MappingStartEvent), True, cases])
+    except yaml.YAMLError:
+        return 0  # the full parse reports it with its line
+    return count

@@ -16,7 +16,6 @@ import math
 import sys
 from pathlib import Path
 
-import yaml
 
 from ..data import data_dir
 from ..errors import TcAdvisorError
@@ -55,7 +54,9 @@ def calibrated_spec(directory: Path) -> dict | None:
     path = directory / "calibrated.yaml"
     if not path.is_file():
         return None
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from ..files import load_yaml
+
+    raw = load_yaml(path, "calibrated spec")
     bw = raw["bandwidth"]
     tbs = bw["value"] / (1000 if bw.get("unit", "GB/s") == "GB/s" else 1)
     peaks = {u: {p: e["value"] for p, e in per.items()} for u, per in raw.get("peak", {}).items()}
@@ -140,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         block = summary_table(dirs)
         if args.check or args.update:
             path = Path(args.check or args.update)
-            text = path.read_text(encoding="utf-8")
+            from ..files import read_text
+
+            text = read_text(path, "README", 16 << 20)
             if args.check:
                 current = extract_block(text)
                 if current != block:
