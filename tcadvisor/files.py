@@ -230,6 +230,9 @@ def parse_yaml(text: str, path: str | os.PathLike = "<text>", what: str = "file"
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(getattr(exc, "problem", None) or "invalid YAML").split())
+        if "nesting depth" in problem:  # libyaml's own limit, met before ours
+            raise TcAdvisorError(f"{what} {path}: refused: nested more than {max_depth} levels deep{where}; "
+                                 f"expected at most {max_depth}") from None
         raise TcAdvisorError(f"{what} {path}: not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise TcAdvisorError(f"{what} {path}: nested too deeply; expected at most {max_depth} levels") from None

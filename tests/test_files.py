@@ -117,7 +117,16 @@ def test_recursive_alias_is_refused(text):
     "".join(" " * i + "- \n" for i in range(5000)),
 ])
 def test_deep_yaml_is_refused_without_recursion_error(text):
-    refuses(files.parse_yaml, text, match="")
+    refuses(files.parse_yaml, text, match="nested more than 64 levels deep")
+
+
+def test_suite_fifo_is_named(tmp_path):
+    from tcadvisor.validate.suites import load_suite
+
+    os.mkfifo(tmp_path / "s.yaml")
+    done = _watchdog()
+    refuses(load_suite, str(tmp_path / "s.yaml"), match="is a FIFO")
+    done.set()
 
 
 def test_depth_budget_is_exact():

@@ -132,7 +132,7 @@ def read_rows(csv_path: Path) -> list[dict]:
     import csv
 
     rows = []
-    with Path(csv_path).open(newline="") as f:
+    with Path(csv_path).open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             row["fuse"] = int(row["fuse"])
             for key in ("gstencils", "seconds", "max_rel_error", "tolerance"):

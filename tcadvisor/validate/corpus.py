@@ -310,7 +310,7 @@ def record(configs: list[CorpusConfig], out: Path, *, budget_s: float, sweeps: i
     start = time.time()
     rows = []
     new = not out.exists()
-    with out.open("a", newline="") as f:
+    with out.open("a", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         if new:
             writer.writeheader()
@@ -339,7 +339,7 @@ def load_corpus(folder: Path) -> tuple[dict, list[dict]]:
 
     header = load_json(folder / "corpus.json", "corpus header")
     rows = []
-    with (folder / "corpus.csv").open(newline="") as f:
+    with (folder / "corpus.csv").open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             row["fuse"] = int(row["fuse"])
             for key in ("gstencils", "seconds", "max_rel_error", "tolerance"):

@@ -273,7 +273,7 @@ def load_suite(name_or_path: str | os.PathLike) -> Suite:
     text = str(name_or_path)
     if text.endswith((".yaml", ".yml")) or os.sep in text:
         path = Path(text)
-        if not path.is_file():
+        if not path.exists():  # anything else that is not a regular file is named by the reader
             raise TcAdvisorError(f"suite file {text!r} does not exist")
     else:
         path = suites_dir() / f"{text}.yaml"
