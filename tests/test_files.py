@@ -450,3 +450,58 @@ def test_cli_under_an_ascii_locale(tmp_path, env):
             assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
         else:
             assert proc.returncode == 0 and proc.stdout
+
+
+# --------------------------------------------------------------------------- counting cases, memory
+
+
+case_values = st.one_of(st.text(max_size=5), st.integers(), st.lists(st.integers(), max_size=3),
+                        st.dictionaries(st.sampled_from(["stencil", "fuse", "cases"]), st.integers(), max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(case_values, max_size=30), st.dictionaries(st.sampled_from(["name", "defaults", "x"]),
+                                                           case_values, max_size=3),
+       st.booleans(), st.booleans())
+def test_count_cases_agrees_with_the_parse(cases, others, flow, cases_first):
+    from tcadvisor.validate.suites import count_cases
+
+    doc = {"cases": cases, **others} if cases_first else {**others, "cases": cases}
+    text = yaml.safe_dump(doc, default_flow_style=flow)
+    assert count_cases(text, 10_000) == len(cases)
+    assert count_cases(text, 3) == min(len(cases), 3)
+
+
+HOSTILE = {
+    "bomb.yaml": BOMB,
+    "deep.json": "[" * 200_000 + "]" * 200_000,
+    "deep.yaml": "[" * 5000 + "]" * 5000,
+    "huge.yaml": "name: huge\ncases:\n" + "  - {stencil: Box-2D1R, fuse: 1}\n" * 150_000,
+}
+
+
+@pytest.mark.parametrize("args", [
+    ("advise", "Box-2D1R", "--gpu", "{d}/bomb.yaml"),
+    ("advise", "{d}/deep.json"),
+    ("advise", "Box-2D1R", "--gpu", "{d}/deep.yaml"),
+    ("validate", "--suite", "{d}/huge.yaml", "--list"),
+    ("validate", "--report-from", "{d}/deep.json"),
+    ("advise", "Box-2D1R", "--gpu", "{d}/fifo.yaml"),
+])
+def test_hostile_files_in_10_s_and_1_5_gb(tmp_path, args):
+    resource = pytest.importorskip("resource")
+    for name, text in HOSTILE.items():
+        (tmp_path / name).write_text(text)
+    os.mkfifo(tmp_path / "fifo.yaml")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))  # 1.5 GiB of address space
+
+    env = {k: v for k, v in os.environ.items() if k != "TCADVISOR_HWSPEC_PATH"}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "tcadvisor", *(a.format(d=tmp_path) for a in args)],
+                          capture_output=True, text=True, env=env, timeout=30, preexec_fn=limit)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
