@@ -507,14 +507,38 @@ def unit_choices(stencil: Stencil, dtype: str, gpu: GpuSpec, impls: dict[str, Im
 
 def _grid(grid, stencil: Stencil) -> tuple[int, ...]:
     """The grid as extents of the stencil's dimensions ('10240x10240', (512, 512, 512)); a one-line error otherwise."""
+    import itertools
+
     from .gpu.runner import parse_grid
 
+    if not isinstance(grid, str):  # a sequence of extents, read no further than a 3D grid needs
+        expected = "expected e.g. '10240x10240' or (10240, 10240), one extent per dimension of the stencil"
+        try:
+            extents = list(itertools.islice(iter(grid), 4))
+        except TypeError:
+            raise TcAdvisorError(f"grid {grid!r} ({type(grid).__name__}) is not understood; {expected}") from None
+        if isinstance(grid, (bytes, dict)) or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer))
+                                                  for v in extents):
+            raise TcAdvisorError(f"grid {str(extents)[:60]} is not a list of integer extents; {expected}")
+        if len(extents) != stencil.dims:
+            raise TcAdvisorError(f"grid {'x'.join(map(str, extents))}{'...' if len(extents) > 3 else ''} does not "
+                                 f"have {stencil.dims} extents (the stencil is {stencil.dims}D); {expected}")
+        grid = tuple(int(v) for v in extents)
     return parse_grid(grid, stencil.dims)
+
+
+#: Most time steps a query plans (its sweep plan is kept per option; the accuracy model's own limit).
+MAX_STEPS = 10 ** 6
 
 
 def check_steps(steps) -> int:
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise TcAdvisorError(f"--steps {steps!r}: expected a whole number of time steps, at least 1")
+        shown = repr(steps) if len(repr(steps)) <= 40 else repr(steps)[:37] + "..."
+        raise TcAdvisorError(f"--steps {shown}: expected a whole number of time steps, at least 1")
+    if steps > MAX_STEPS:
+        shown = str(steps) if len(str(steps)) <= 20 else f"{str(steps)[:12]}... ({len(str(steps))} digits)"
+        raise TcAdvisorError(f"--steps {shown} is out of range; expected a whole number of time steps from 1 to "
+                             f"{MAX_STEPS}")
     return int(steps)
 
 

@@ -66,6 +66,11 @@ class AlphaChoice:
             return text
         if isinstance(text, (int, float, Fraction)) and not isinstance(text, bool):
             return cls("value", text)
+        if not isinstance(text, str) and not hasattr(text, "__float__"):  # a list, a dict, None-like objects
+            shown = " ".join(repr(text).split())
+            raise TcAdvisorError(f"--alpha {shown if len(shown) <= 60 else shown[:57] + '...'} "
+                                 f"({type(text).__name__}) is not understood; expected 'default', 'paper', "
+                                 "'constructed' or a number in [1e-6, 1] such as 0.42 or 15/32")
         key = str(text).strip().lower()
         if key in ("default", "auto", ""):
             return cls()

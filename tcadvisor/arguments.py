@@ -50,24 +50,87 @@ def parse_int_list(text: str, what: str, check) -> list[int]:
     return [check(v) for v in sorted(values)]
 
 
-def int_list(values: Any, what: str, check) -> list[int]:
-    """Radii or depths: an int, a range string ('1-8', '1,2,4'), or an iterable of ints; sorted, unique, checked."""
+_EXPECTED = "expected an integer, a range such as range(1, 9) or '1-8', or a list such as [1, 2, 4]"
+
+
+def int_list(values: Any, what: str, check, limit: int = MAX_RANGE) -> list[int]:
+    """Radii or depths: an int, a range string ('1-8', '1,2,4'), or an iterable of ints; sorted, unique, checked.
+
+    Nothing proportional to the argument is built before it is checked: a
+    ``range`` is checked from its bounds and length, a sized collection from its
+    ``len``, and an iterator is read at most ``limit`` + 1 items (so
+    ``itertools.count()`` is refused at once, as unbounded).
+    """
+    import itertools
+
     import numpy as np
 
     if isinstance(values, str):
         return parse_int_list(values, what, check)
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+    if isinstance(values, (int, np.integer)) and not isinstance(values, (bool, np.bool_)):
         return [check(values)]
+    if values is None or isinstance(values, (bytes, bytearray, dict, float, bool, np.bool_, np.floating)):
+        raise TcAdvisorError(f"{what} {_short(values)} ({type(values).__name__}) is not understood; {_EXPECTED}")
+    if isinstance(values, range):
+        if len(values) == 0:
+            raise TcAdvisorError(f"{what} {values!r} names no values; expected e.g. range(1, 9) or [1, 2, 4]")
+        lo, hi = min(values[0], values[-1]), max(values[0], values[-1])
+        check(lo), check(hi)  # every value lies between the two
+        return [check(v) for v in sorted(values)]
     try:
-        items = list(values)
+        size = len(values)
     except TypeError:
-        raise TcAdvisorError(f"{what} {values!r} is not understood; expected an integer, a range such as "
-                             "range(1, 9) or '1-8', or a list such as [1, 2, 4]") from None
+        size = None
+    except (OverflowError, ValueError):
+        size = limit + 1
+    if size is not None and size > limit:
+        raise TcAdvisorError(f"{what}: {size} values are too many (at most {limit}); {_EXPECTED}")
+    try:
+        iterator = iter(values)
+    except TypeError:
+        raise TcAdvisorError(f"{what} {_short(values)} ({type(values).__name__}) is not understood; "
+                             f"{_EXPECTED}") from None
+    items = list(itertools.islice(iterator, limit + 1))
+    if len(items) > limit:
+        raise TcAdvisorError(f"{what}: more than {limit} values (an unbounded iterator?); at most {limit}, "
+                             "e.g. range(1, 9)")
     if not items:
         raise TcAdvisorError(f"{what} names no values; expected e.g. range(1, 9) or [1, 2, 4]")
-    if len(items) > MAX_RANGE:
-        raise TcAdvisorError(f"{what}: {len(items)} values are too many (at most {MAX_RANGE})")
     return sorted({check(v) for v in items})
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to one short line."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails is still named by its type
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+#: Most GPUs one map draws, and most implementation profiles one query takes (one per unit, a few more to
+#: say which two collide); an iterator is read no further.
+MAX_GPUS = 64
+MAX_IMPLS = 16
+
+
+def _bounded(values: Any, what: str, limit: int) -> list:
+    """At most ``limit`` items of an iterable (TypeError: not iterable); more is a one-line error."""
+    import itertools
+
+    try:
+        size = len(values)
+    except TypeError:
+        size = None
+    except (OverflowError, ValueError):
+        size = limit + 1
+    if size is not None and size > limit:
+        raise TcAdvisorError(f"{what}: {size} given, at most {limit}")
+    items = list(itertools.islice(iter(values), limit + 1))
+    if len(items) > limit:
+        raise TcAdvisorError(f"{what}: more than {limit} given (an unbounded iterator?); at most {limit}")
+    return items
 
 
 def as_dtype(dtype: Any) -> str:
@@ -117,7 +180,7 @@ def as_gpus(gpus: Any) -> list:
             raise TcAdvisorError(f"GPU {gpus!r} names no GPU; expected names such as a100,h100 (see 'tcadvisor gpus')")
         return [as_gpu(n) for n in names]
     try:
-        items = list(gpus)
+        items = _bounded(gpus, "GPUs", MAX_GPUS)
     except TypeError:
         return [as_gpu(gpus)]  # reports what it is not
     if not items:
@@ -181,7 +244,7 @@ def as_impls(impls: Any) -> dict:
             out[unit] = prof
         return out
     try:
-        items = [impls] if isinstance(impls, (str, ImplProfile)) else list(impls)
+        items = [impls] if isinstance(impls, (str, ImplProfile)) else _bounded(impls, "implementations", MAX_IMPLS)
     except TypeError:
         items = [impls]  # reported by profile() as what it is not
     out = {}
@@ -191,3 +254,17 @@ def as_impls(impls: Any) -> dict:
             raise TcAdvisorError(f"--impl {prof.name}: {out[prof.unit].name} was already chosen for {prof.unit}")
         out[prof.unit] = prof
     return out
+
+
+def as_advice(advice: Any, what: str = "advice"):
+    """An :class:`~tcadvisor.advisor.Advice`: one itself, or a stencil (a Stencil, a name such as
+    'Box-2D1R' or an offsets file) answered by :func:`~tcadvisor.advisor.advise` with its defaults."""
+    from .advisor import Advice, advise
+    from .stencil import Stencil
+
+    if isinstance(advice, Advice):
+        return advice
+    if isinstance(advice, (str, Stencil)) or hasattr(advice, "__fspath__"):
+        return advise(as_stencil(advice))
+    raise TcAdvisorError(f"{what} {_short(advice)} ({type(advice).__name__}) is neither an Advice nor a stencil; "
+                         "expected tcadvisor.advise(...)'s answer or a stencil name such as 'Box-2D1R'")

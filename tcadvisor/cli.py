@@ -215,10 +215,35 @@ COMMANDS = {
 }
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``finally`` runs (atomic writers remove their
+    temporary files) before the CLI exits with status 143."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - the signal handler's signature
+    raise Terminated()
+
+
+def _install_sigterm():
+    """The SIGTERM handler (main thread only); returns what to restore, or None."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+
     from .files import safe_stdio
 
     safe_stdio()  # 'α' on an ASCII terminal (PYTHONIOENCODING=ascii, LANG=C) is escaped, never a crash
+    previous = _install_sigterm()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -229,8 +254,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tcadvisor: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("tcadvisor: terminated (SIGTERM); no file was left half-written", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

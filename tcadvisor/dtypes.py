@@ -15,6 +15,11 @@ _ALIASES = {
 
 
 def parse_dtype(text: str) -> str:
+    if text is None or isinstance(text, (bool, int, float, bytes, list, tuple, dict, set, frozenset)):
+        shown = " ".join(repr(text).split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TcAdvisorError(f"dtype {shown} ({type(text).__name__}) is not a name; expected one of double, float, "
+                             "half, bfloat16 (or fp64, fp32, fp16, bf16)")
     key = str(text).strip().lower()
     if key not in _ALIASES:
         raise TcAdvisorError(

@@ -17,6 +17,7 @@ from sympy.printing.str import StrPrinter
 from . import model as m
 from .advisor import Advice, Option
 from .dtypes import BYTES
+from .errors import TcAdvisorError
 from .report import falpha, fnum
 
 #: How a quantity in SI units is shown: FLOP/s as TFLOP/s, stencil updates as GStencils/s.
@@ -175,7 +176,15 @@ def _symbol_lines(used: set, latex: bool) -> list[tuple[str, str]]:
 
 
 def explain(adv: Advice, latex: bool = False) -> str:
-    """The model's chain for this query with its numbers, as text or a LaTeX fragment."""
+    """The model's chain for this query with its numbers, as text or a LaTeX fragment.
+
+    ``adv`` is an :class:`~tcadvisor.advisor.Advice` or, as :func:`~tcadvisor.advisor.advise` takes, a
+    stencil (a name such as 'Box-2D1R'), answered with the advisor's defaults."""
+    from .arguments import as_advice
+
+    adv = as_advice(adv)
+    if not isinstance(latex, (bool, int)) or isinstance(latex, float):
+        raise TcAdvisorError(f"latex {latex!r} is not understood; expected True or False")
     variant = m.get_variant(adv.model)
     st = adv.stencil
     cc = next(o for o in adv.options if o.unit == "cuda_core")

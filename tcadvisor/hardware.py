@@ -254,7 +254,10 @@ def _looks_like_path(query: str) -> bool:
 
 def find_spec(query: str) -> GpuSpec:
     """Resolve ``--gpu``: a file path, a spec key, an alias or the GPU's full name."""
-    query = str(query).strip()
+    if not isinstance(query, (str, os.PathLike)):
+        raise TcAdvisorError(f"GPU {query!r} is not a name; expected a name such as 'h100' or the path of a YAML "
+                             "spec (see 'tcadvisor gpus')")
+    query = os.fspath(query).strip()
     if _looks_like_path(query):
         return load_spec_file(query)
     cat = _catalogue()

@@ -89,8 +89,11 @@ SOURCE_MARK = {"constructed": "", "paper": " (p)", "user": " (u)"}
 
 
 def format_advice(adv: Advice) -> str:
+    """The answer as ``advise`` prints it; ``adv`` an :class:`Advice` or a stencil name."""
+    from .arguments import as_advice
     from .wording import depth_range
 
+    adv = as_advice(adv)
     st = adv.stencil
     gpu = adv.gpu
     head = f"{st.name} (K = {st.K}"
@@ -356,6 +359,10 @@ def _close(adv: Advice, among: list[Option], winner: Option) -> dict:
 
 
 def advice_dict(adv: Advice) -> dict:
+    """The answer as JSON-ready data (``advise --json``); ``adv`` an :class:`Advice` or a stencil name."""
+    from .arguments import as_advice
+
+    adv = as_advice(adv)
     st = adv.stencil
     v = adv.verdict
     verdict = {"sentence": adv.verdict_text}

@@ -34,6 +34,8 @@ MAX_RADIUS = 64
 MAX_FUSE = 1024
 #: Largest fused mask (cells) ever materialised by :meth:`Stencil.fused_mask`.
 MAX_CUSTOM_CELLS = minkowski.MAX_CELLS
+#: Most offsets (with duplicates) a stencil may be given: every point of the largest box, once.
+MAX_OFFSETS = (2 * MAX_RADIUS + 1) ** MAX_DIMS
 
 _COMMON_NAMES = {
     "heat1d": ("box", 1, 1),
@@ -53,16 +55,24 @@ def _check_dims(dims: int) -> int:
 check_dims = _check_dims
 
 
+def _bounded_int(value, what: str, highest: int) -> int:
+    """``value`` as an int in [1, highest]; a non-integer is said to be one (never "out of range")."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+        raise TcAdvisorError(f"{what} {shown} ({type(value).__name__}) is not an integer; "
+                             f"expected an integer from 1 to {highest}")
+    if not 1 <= value <= highest:
+        shown = str(value) if len(str(value)) <= 40 else f"{str(value)[:20]}... ({len(str(value))} digits)"
+        raise TcAdvisorError(f"{what} {shown} is out of range; expected an integer from 1 to {highest}")
+    return int(value)
+
+
 def check_radius(radius) -> int:
-    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or not 1 <= radius <= MAX_RADIUS:
-        raise TcAdvisorError(f"radius {radius!r} is out of range; expected an integer from 1 to {MAX_RADIUS}")
-    return int(radius)
+    return _bounded_int(radius, "radius", MAX_RADIUS)
 
 
 def check_fuse(fuse) -> int:
-    if isinstance(fuse, bool) or not isinstance(fuse, (int, np.integer)) or not 1 <= fuse <= MAX_FUSE:
-        raise TcAdvisorError(f"fusion depth {fuse!r} is out of range; expected an integer from 1 to {MAX_FUSE}")
-    return int(fuse)
+    return _bounded_int(fuse, "fusion depth", MAX_FUSE)
 
 
 def _offset(off) -> tuple[int, ...]:
@@ -74,14 +84,17 @@ def _offset(off) -> tuple[int, ...]:
     if isinstance(off, (str, bytes)) or not hasattr(off, "__iter__"):
         raise TcAdvisorError(f"stencil offset {off!r} is not a list of integers")
     out = []
-    for v in off:
+    for v in itertools.islice(off, MAX_DIMS + 1):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise TcAdvisorError(
-                f"stencil offset {list(off)!r}: component {v!r} ({type(v).__name__}) is not an integer"
+                f"stencil offset {_short_repr(off)}: component {_short_repr(v)} ({type(v).__name__}) is not an integer"
             )
         out.append(int(v))
     if not out:
         raise TcAdvisorError("stencil offset [] is empty; every offset needs one integer per dimension")
+    if len(out) > MAX_DIMS:
+        raise TcAdvisorError(f"stencil offset {_short_repr(off)} has more than {MAX_DIMS} components; "
+                             "expected 1, 2 or 3 integers")
     return tuple(out)
 
 
@@ -171,8 +184,9 @@ class Stencil:
         ``weights`` (one per offset) are optional; offsets whose weight is zero
         are not read and drop out of the support.
         """
+        offsets = _bounded_items(offsets, "stencil offsets", MAX_OFFSETS)
         if weights is not None:
-            offsets, weights = _drop_zero_weights(list(offsets), weights)
+            offsets, weights = _drop_zero_weights(offsets, _bounded_items(weights, "stencil weights", MAX_OFFSETS))
         pts = [_offset(off) for off in offsets]
         if not pts:
             raise TcAdvisorError("a stencil needs at least one offset")
@@ -285,17 +299,59 @@ class Stencil:
         return self.name
 
 
+def _bounded_items(values, what: str, limit: int) -> list:
+    """``values`` as a list of at most ``limit`` items, read without materialising more (an unbounded
+    iterator is refused after ``limit`` + 1 items); not an iterable, a string or a mapping: one line."""
+    if values is None or isinstance(values, (str, bytes, bytearray, dict, int, float, np.number, bool)):
+        raise TcAdvisorError(f"{what} {_short_repr(values)} ({type(values).__name__}) are not a list; expected a "
+                             "list such as [(0, 0), (1, 0), (-1, 0)]" + (" with one weight per offset"
+                                                                         if "weight" in what else ""))
+    try:
+        size = len(values)
+    except TypeError:
+        size = None
+    except (OverflowError, ValueError):
+        size = limit + 1
+    if size is not None and size > limit:
+        raise TcAdvisorError(f"{what}: {size} entries are too many (at most {limit})")
+    try:
+        items = list(itertools.islice(iter(values), limit + 1))
+    except TypeError:
+        raise TcAdvisorError(f"{what} {_short_repr(values)} ({type(values).__name__}) are not a list; expected a "
+                             "list such as [(0, 0), (1, 0), (-1, 0)]") from None
+    if len(items) > limit:
+        raise TcAdvisorError(f"{what}: more than {limit} entries (an unbounded iterator?); at most {limit}")
+    return items
+
+
+def _short_repr(value) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _weight_value(off, w) -> float:
+    """One weight as a finite float, or a one-line error (a 401-digit integer, NaN, a string)."""
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, float, np.integer, np.floating)):
+        raise TcAdvisorError(f"the weight of offset {off!r} is {_short_repr(w)} ({type(w).__name__}); "
+                             "expected a finite number")
+    try:
+        value = float(w)
+    except OverflowError:
+        digits = len(str(abs(int(w)))) if isinstance(w, int) and w.bit_length() < 20000 else "many"
+        raise TcAdvisorError(f"the weight of offset {off!r} is an integer of {digits} digits, beyond a float64 "
+                             "(at most about 1.8e308); expected a finite number") from None
+    if not np.isfinite(value):
+        raise TcAdvisorError(f"the weight of offset {off!r} is {_short_repr(w)}; expected a finite number")
+    return value
+
+
 def _drop_zero_weights(offsets: list, weights: Sequence[float]) -> tuple[list, list[float]]:
     """Offsets and weights without the zero weights; the weights checked as finite numbers."""
     weights = list(weights)
     if len(weights) != len(offsets):
         raise TcAdvisorError(f"a stencil with weights needs one weight per offset: got {len(weights)} weights "
                              f"for {len(offsets)} offsets")
-    values = []
-    for off, w in zip(offsets, weights):
-        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not np.isfinite(w):
-            raise TcAdvisorError(f"the weight of offset {off!r} is {w!r}; expected a finite number")
-        values.append(float(w))
+    values = [_weight_value(off, w) for off, w in zip(offsets, weights)]
     kept = [(o, w) for o, w in zip(offsets, values) if w != 0.0]
     if not kept:
         raise TcAdvisorError("every weight of the stencil is zero; at least one must be non-zero")
@@ -337,7 +393,12 @@ def _from_points(shape: str | None, dims: int, npoints: int, text: str) -> Stenc
 
 def parse_stencil(text: str) -> Stencil:
     """Parse a stencil name, or load a custom stencil from a file path."""
-    raw = str(text).strip()
+    if not isinstance(text, (str, Path)) and not hasattr(text, "__fspath__"):
+        raise TcAdvisorError(f"stencil {_short_repr(text)} ({type(text).__name__}) is not a name; expected e.g. "
+                             "Box-3D1R, Star-2D2R, Heat-2D or a file of offsets")
+    import os
+
+    raw = os.fspath(text).strip()
     if not raw:
         raise TcAdvisorError("empty stencil name; expected e.g. Box-3D1R, Star-2D2R, Heat-2D or a file of offsets")
     path = Path(raw)

@@ -41,13 +41,15 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
     """
     import pandas as pd
 
-    from .arguments import as_dtype, as_gpu, as_impls
+    from .arguments import as_dims, as_dtype, as_gpu, as_impls, as_shape, int_list
     from .errors import TcAdvisorError
-    from .stencil import check_dims, check_radius
+    from .stencil import check_radius
 
-    if shape not in SHAPES:
-        raise TcAdvisorError(f"shape {shape!r} is not one of {', '.join(SHAPES)}")
-    dims, dtype, gpu = check_dims(dims), as_dtype(dtype), as_gpu(gpu)
+    shape, dims, dtype = as_shape(shape), as_dims(dims), as_dtype(dtype)
+    # radii and depths as map_data reads them (an int, '1-8', a range, a list), checked before anything is built
+    radii = int_list(radii, "radii", check_radius)
+    fuses = int_list(fuses, "fusion depths", check_fuse)
+    gpu = as_gpu(gpu)
     chosen = as_impls(impls)
     if alpha is not None and alpha_choice is not None:
         raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
@@ -58,8 +60,6 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
         variant = "base" if choice.mode == "paper" else "refined"
     else:
         variant = get_variant(model).name
-    radii = [check_radius(r) for r in radii]
-    fuses = [check_fuse(t) for t in fuses]
     rows = []
     for radius in radii:
         stencil = getattr(Stencil, shape)(dims, radius)

@@ -65,6 +65,14 @@ def cmd_run(args) -> int:
     if args.warmup < 0:
         raise TcAdvisorError(f"--warmup {args.warmup}: expected 0 or more")
     weights = load_weights(args.weights, stencil) if args.weights else None
+    if weights is not None:  # on the CPU, before CuPy: the user's weights as they are, in the dtype's range
+        weights = runner.check_weights(stencil, weights)
+        from ..stencil import check_fuse
+
+        fuse = check_fuse(args.fuse)
+        steps = args.steps if args.steps is not None and args.steps >= 1 else fuse
+        depths = ({fuse} if steps >= fuse else set()) | ({steps % fuse} if steps % fuse else set())
+        check_weights_range(stencil, weights, dtype, depths)
     res = runner.run(stencil, dtype, args.unit, impl=args.impl, fuse=args.fuse,
                      grid=args.grid or runner.default_grid(stencil, dtype), steps=args.steps, weights=weights,
                      seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma, repeats=args.repeats,
@@ -90,13 +98,70 @@ def load_weights(path: str, stencil):
         else:
             text = read_text(path, "weights file", MAX_WEIGHTS_BYTES).replace("\r\n", "\n")
             blocks = [b for b in text.split("\n\n") if b.strip()]
+            if not blocks:
+                raise TcAdvisorError(f"weights file {path!r} is empty; expected rows of numbers, e.g. "
+                                     "'0.1 0.2 0.1' per line (3D: planes separated by blank lines)")
             planes = [np.array([[float(v) for v in line.split()] for line in b.strip().splitlines()]) for b in blocks]
             w = np.stack(planes) if stencil.dims == 3 else planes[0]
             if stencil.dims == 1:
                 w = w.reshape(-1)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, IndexError, OverflowError) as exc:
+        if isinstance(exc, TcAdvisorError):
+            raise
         raise TcAdvisorError(f"weights file {path!r} cannot be read as numbers ({str(exc).splitlines()[0]})") from None
+    if w.size == 0:
+        raise TcAdvisorError(f"weights file {path!r} holds no numbers; expected one weight per point of {stencil.name}")
     return w
+
+
+#: Largest finite value and smallest normal value of each dtype's storage (bfloat16: float32's exponent range).
+DTYPE_RANGE = {"double": (1.7976931348623157e308, 2.2250738585072014e-308),
+               "float": (3.4028234663852886e38, 1.1754943508222875e-38),
+               "half": (65504.0, 6.103515625e-05),
+               "bfloat16": (3.3895313892515355e38, 1.1754943508222875e-38)}
+#: Most cells of fused weights computed for the check (beyond it only the base weights are checked).
+MAX_FUSED_CHECK_CELLS = 1 << 20
+
+
+def check_weights_range(stencil, weights, dtype: str, depths) -> None:
+    """Refuse (one line) weights that overflow or vanish in ``dtype``: the base weights, and the fused weights
+    of every depth run (their largest magnitude), computed on the CPU from the weights' ratios and scale so that
+    the check itself neither overflows nor underflows."""
+    import math
+
+    import numpy as np
+
+    from ..errors import TcAdvisorError
+    from ..reference import fused_weights
+
+    biggest, smallest = DTYPE_RANGE[dtype]
+    w = np.asarray(weights, dtype=np.float64)
+    nonzero = np.abs(w[w != 0])
+    if nonzero.size == 0:
+        raise TcAdvisorError("every weight is zero; at least one must be non-zero")
+    scale = float(nonzero.max())
+    if scale > biggest:
+        raise TcAdvisorError(f"weight {scale:.4g} overflows {dtype} (largest finite value {biggest:.4g}); "
+                             "scale the weights down")
+    if scale < smallest:
+        raise TcAdvisorError(f"every weight vanishes in {dtype} (the largest, {scale:.4g}, is below its smallest "
+                             f"normal value {smallest:.4g}); scale the weights up")
+    unit = w / scale
+    for t in sorted(set(depths)):
+        if t <= 1 or (2 * stencil.radius * t + 1) ** stencil.dims > MAX_FUSED_CHECK_CELLS:
+            continue
+        with np.errstate(all="ignore"):
+            fused = float(np.max(np.abs(fused_weights(unit, t))))
+        if not fused or not math.isfinite(fused):
+            continue
+        log_top = t * math.log(scale) + math.log(fused)  # log of the largest fused weight, never overflowing
+        if log_top > math.log(biggest):
+            raise TcAdvisorError(f"the weights fused x{t} reach about 1e{log_top / math.log(10):.0f}, which overflows "
+                                 f"{dtype} (largest finite value {biggest:.4g}); scale the weights down or fuse less")
+        if log_top < math.log(smallest):
+            raise TcAdvisorError(f"the weights fused x{t} vanish in {dtype} (the largest is about "
+                                 f"1e{log_top / math.log(10):.0f}, below its smallest normal value {smallest:.4g}); "
+                                 "scale the weights up or fuse less")
 
 
 def result_dict(res) -> dict:

@@ -48,7 +48,7 @@ def cmd_map(args) -> int:
     from ..alpha_policy import AlphaChoice
     from ..dtypes import parse_dtype
     from ..stencil import check_fuse, check_radius
-    from .output import output_format, write_csv, write_figure
+    from .output import check_output_files, write_csv, write_figure
 
     dtype = parse_dtype(args.dtype)
     radii = parse_int_list(args.radii, "--radii", check_radius)
@@ -57,7 +57,8 @@ def cmd_map(args) -> int:
     impls = impls_from_args(args.impl)
     alpha_choice = AlphaChoice.parse(args.alpha)
     out = args.output or f"map-{args.shape}{args.dims}d-{'-'.join(g.short for g in gpus)}-{dtype}.html"
-    output_format(out)  # a bad suffix is reported before any work
+    # every output before any work: its format and exporter, a writable place, no two options on one file
+    check_output_files([("-o", out), ("--csv", args.csv)], figure_options=("-o",))
 
     from .maps import map_data, map_figure
 
@@ -76,10 +77,10 @@ def cmd_map(args) -> int:
 
 def cmd_roofline(args) -> int:
     from ..queryargs import advice_from_args
-    from .output import output_format, write_figure
+    from .output import check_output_files, write_figure
 
     out = args.output or f"roofline-{re.sub(r'[^A-Za-z0-9]+', '', str(args.stencil))}.html"
-    output_format(out)
+    check_output_files([("-o", out)], figure_options=("-o",))
     advice = advice_from_args(args)
 
     from .roofline import roofline_figure
@@ -94,12 +95,16 @@ def cmd_figures(args) -> int:
     from pathlib import Path
 
     from ..hardware import find_spec
-    from .output import FORMATS
+    from .output import FORMATS, check_exporter, check_writable_directory
 
     formats = [f.strip().lower().lstrip(".") for f in args.format.split(",") if f.strip()]
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
         raise TcAdvisorError(f"--format {args.format!r}: expected a list drawn from {', '.join(FORMATS)}")
+    formats = list(dict.fromkeys(formats))
+    for fmt in formats:  # before anything is drawn or written: no partial directory
+        check_exporter(fmt)
+    check_writable_directory(args.output, f"the figures into {args.output!r}")
     gpu = find_spec(args.gpu)
 
     from .paper_figures import FIGURES, write_figures

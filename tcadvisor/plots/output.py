@@ -102,6 +102,92 @@ def ensure_directory(directory: str | os.PathLike) -> list[Path]:
     return created
 
 
+def _nearest_existing(path: Path) -> Path:
+    probe = path
+    while not probe.exists() and not probe.is_symlink() and probe.parent != probe:
+        probe = probe.parent
+    return probe
+
+
+def _probe_directory(directory: Path, what: str) -> None:
+    """A one-line error unless a file can be created in ``directory`` (tried: permissions, a read-only
+    file system or a full inode table show here, not after the work)."""
+    if not directory.is_dir():
+        raise TcAdvisorError(f"cannot write {what}: {str(directory)!r} is not a directory")
+    try:
+        fd, tmp = _temporary(directory / "write-probe")
+    except OSError as exc:
+        raise TcAdvisorError(f"cannot write {what}: the directory {str(directory)!r} is not writable "
+                             f"({exc.strerror or exc})") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def check_writable_directory(directory: str | os.PathLike, what: str | None = None) -> None:
+    """Check, before any work, that ``directory`` can hold new files: it is a directory (or does not exist
+    yet and can be created under its nearest existing ancestor, which is then probed; nothing is created)."""
+    directory = Path(directory)
+    what = what or f"into {str(directory)!r}"
+    nearest = _nearest_existing(directory)
+    if nearest.exists() and not nearest.is_dir():
+        raise TcAdvisorError(f"cannot write {what}: {str(nearest)!r} is a file, not a directory")
+    if not nearest.exists():  # a dangling link
+        raise TcAdvisorError(f"cannot write {what}: {str(nearest)!r} is a broken link")
+    _probe_directory(nearest, what)
+
+
+def check_output_files(outputs, figure_options=()) -> None:
+    """Check every output of one command before its work: ``outputs`` is ``[(option, path), ...]``.
+
+    Each path must name a file that can be written (not a directory; its directory writable or creatable),
+    the options in ``figure_options`` a format :func:`output_format` knows and, for PNG and SVG, an exporter
+    present here; and no two options may name the same file.  Nothing is created.
+    """
+    seen: dict[str, str] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        path = Path(path)
+        if option in figure_options:
+            fmt = output_format(path)
+            check_exporter(fmt, path)
+        key = os.path.normcase(os.path.realpath(path))
+        if key in seen:
+            raise TcAdvisorError(f"{seen[key]} and {option} both name {str(path)!r}; give each output its own file")
+        seen[key] = option
+        if path.is_dir():
+            raise TcAdvisorError(f"{option} {str(path)!r} is a directory; expected a file name")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise TcAdvisorError(f"{option} {str(path)!r} is not writable")
+        check_writable_directory(path.parent, f"{option} {str(path)!r}")
+
+
+def static_exporter(fmt: str) -> str | None:
+    """What would write ``fmt`` (png, svg) here: 'kaleido', a Chromium path, or None (HTML needs nothing)."""
+    import importlib.util
+
+    if fmt == "html":
+        return "html"
+    if importlib.util.find_spec("kaleido") is not None:
+        return "kaleido"
+    return find_chromium() if fmt == "png" else None
+
+
+def check_exporter(fmt: str, path: str | os.PathLike | None = None) -> None:
+    """A one-line error, before any work, when no exporter for ``fmt`` is installed (see :func:`write_static`)."""
+    if static_exporter(fmt) is not None:
+        return
+    needs = ("kaleido (pip install kaleido) or a Chromium/Chrome on PATH" if fmt == "png"
+             else "kaleido (pip install kaleido, which drives a Chrome)")
+    name = Path(path).name if path is not None else f"the {fmt.upper()} files"
+    html = f"-o {Path(path).with_suffix('.html').name}" if path is not None else "--format html"
+    raise TcAdvisorError(f"cannot write {name}: no static image exporter for {fmt.upper()} here; it needs {needs}. "
+                         f"HTML needs nothing: use {html} (its camera button saves a PNG)")
+
+
 def _temporary(path: Path) -> tuple[int, Path]:
     """A new, exclusively created file next to ``path`` (same file system, so the rename is atomic)."""
     for _ in range(100):

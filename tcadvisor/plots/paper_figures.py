@@ -600,10 +600,25 @@ def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats
     copy of Plotly's JavaScript in ``directory`` unless ``self_contained``.
     Each file is replaced atomically (:func:`~tcadvisor.plots.output.atomic_write`).
     """
-    from .output import atomic_write, ensure_directory, plotly_js_current, plotly_js_name, write_figure
+    from .output import (FORMATS, atomic_write, check_exporter, ensure_directory, plotly_js_current, plotly_js_name,
+                         write_figure)
 
     directory = Path(directory)
     gpu = as_gpu(gpu)
+    if isinstance(formats, str):
+        formats = [f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip()]
+    import itertools
+
+    try:
+        formats = list(itertools.islice(iter(formats), len(FORMATS) * 2 + 1))
+    except TypeError:
+        formats = [formats]
+    if not formats or len(formats) > len(FORMATS) * 2 or any(not isinstance(f, str) or f not in FORMATS
+                                                               for f in formats):
+        raise TcAdvisorError(f"formats {str(formats)[:60]}: expected some of {', '.join(FORMATS)}")
+    formats = list(dict.fromkeys(formats))
+    for fmt in formats:  # an exporter missing for one format is said before any file is written
+        check_exporter(fmt)
     names = list(names or FIGURES)
     unknown = [n for n in names if n not in FIGURES]
     if unknown:

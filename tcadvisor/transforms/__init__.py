@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import TcAdvisorError, WorkBudgetExceeded
 from ..mma import MmaShape
-from .base import AlphaCount, Construction, check_precision
+from .base import PRECISIONS, AlphaCount, Construction, check_precision
 
 _REGISTRY: dict[str, str] = {
     "convstencil": "tcadvisor.transforms.convstencil",
@@ -141,9 +141,34 @@ def alpha_for(transform: str, stencil, fuse: int, shape, precision: str, **optio
     ``options`` are the transformation's own (SPIDER's ``L``, SparStencil's
     ``r1``/``r2``, TCStencil's ``L``).
     """
-    key = str(transform).strip().lower()
-    module(key)
+    from ..arguments import as_stencil
+    from ..stencil import check_fuse
+
+    if not isinstance(transform, str):
+        raise TcAdvisorError(f"transformation {transform!r} is not a name; known: {', '.join(names())}")
+    key = transform.strip().lower()
+    mod = module(key)
+    stencil = as_stencil(stencil)  # a Stencil, or a name such as 'Box-2D1R' as advise() takes
+    fuse = check_fuse(fuse)
+    if not isinstance(precision, str):
+        raise TcAdvisorError(f"precision {precision!r} is not known; expected one of {', '.join(PRECISIONS)}")
+    check_precision(precision)
+    _check_options(mod, options)
     return _alpha_for(key, stencil, fuse, _shape(shape), precision, tuple(sorted(options.items())))
+
+
+def _check_options(mod: ModuleType, options: dict) -> None:
+    """The transformation's own options (SPIDER's ``L``, ...): known names, integer values (or None)."""
+    import inspect
+
+    known = [n for n in inspect.signature(mod.count).parameters if n not in ("support", "shape", "precision")]
+    for name, value in options.items():
+        if name not in known:
+            raise TcAdvisorError(f"{mod.TITLE} has no option {name!r}; its options: "
+                                 f"{', '.join(known) if known else 'none'}")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            raise TcAdvisorError(f"{mod.TITLE} option {name}={value!r} ({type(value).__name__}) is not an "
+                                 "integer; expected a positive integer or None")
 
 
 def least_padding_shape(name: str, stencil_or_support, candidates, fuse: int = 1, precision: str | None = None):

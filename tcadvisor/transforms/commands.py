@@ -18,6 +18,18 @@ TABLE_STENCILS = ("Heat-1D", "1D5P", "Heat-2D", "Box-2D9P", "Star-2D13P", "Box-2
                   "Heat-3D", "Box-3D27P")
 #: Precision of each dtype for a bare transformation name (profiles say it themselves).
 DTYPE_PRECISION = {"double": "fp64", "float": "tf32", "half": "fp16", "bfloat16": "bf16"}
+#: The MMA instructions that exist (PTX ``mma``/``wmma``, and ``mma.sp`` with 2:4 or 1:2 structured sparsity)
+#: at each precision, by unit: ``--mma`` names one of these for the transformation's unit.
+INSTRUCTIONS = {
+    "tensor_core": {"fp64": ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"),
+                    "tf32": ("m16n8k4", "m16n8k8", "m16n16k8"),
+                    "fp16": ("m8n8k4", "m16n8k8", "m16n8k16", "m16n16k16", "m32n8k16", "m8n32k16"),
+                    "bf16": ("m16n8k8", "m16n8k16", "m16n16k16", "m32n8k16", "m8n32k16")},
+    "sparse_tensor_core": {"tf32": ("m16n8k8", "m16n8k16"), "fp16": ("m16n8k16", "m16n8k32"),
+                           "bf16": ("m16n8k16", "m16n8k32")},
+}
+#: Most fusion depths ``alpha --table`` covers at once (each depth is ~50 constructions; 128 take about 2 s).
+MAX_TABLE_DEPTHS = 128
 #: Instruction for a bare transformation name at each precision (dense, sparse).
 DEFAULT_SHAPE = {"fp64": ("m8n8k4", None), "tf32": ("m16n8k8", "m16n8k16"), "fp16": ("m16n8k16", "m16n8k32"),
                  "bf16": ("m16n8k16", "m16n8k32")}
@@ -65,6 +77,23 @@ def _targets(impl_name: str | None, dtype: str | None) -> list[dict]:
     return out
 
 
+def _unit(target: dict) -> str:
+    from . import module
+
+    return "sparse_tensor_core" if module(target["transform"]).SPARSE else "tensor_core"
+
+
+def _instruction_problem(target: dict, mma: str) -> str | None:
+    """Why ``--mma`` is no instruction of the target's unit at its precision (None: it is one)."""
+    unit, precision = _unit(target), target["precision"]
+    accepted = INSTRUCTIONS[unit].get(precision, ())
+    if mma in accepted:
+        return None
+    kind = "mma.sp (sparse Tensor Core)" if unit == "sparse_tensor_core" else "dense Tensor Core"
+    return (f"--mma {mma} is not a {kind} instruction at {precision.upper()} for {target['label']}; accepted: "
+            f"{', '.join(accepted) if accepted else 'none'}")
+
+
 def _count(target: dict, stencil, fuse: int, mma: str | None):
     from . import alpha_for, least_padding_shape
 
@@ -110,12 +139,19 @@ def cmd_alpha(args) -> int:
     except ValueError:
         raise TcAdvisorError(f"--fuse {args.fuse!r} is not an integer (a range is for --table only)") from None
     fuse = check_fuse(fuse)
+    targets = _targets(args.impl, args.dtype)
     if args.mma:
         from ..mma import MmaShape
 
-        MmaShape.parse(args.mma)
+        args.mma = str(MmaShape.parse(args.mma))
+        why = {id(t): _instruction_problem(t, args.mma) for t in targets}
+        if any(why.values()) and (args.impl is not None or all(why.values())):
+            raise TcAdvisorError(next(w for w in why.values() if w))
     results = []
-    for target in _targets(args.impl, args.dtype):
+    for target in targets:
+        if args.mma and why[id(target)]:
+            results.append((target, None, why[id(target)]))
+            continue
         try:
             results.append((target, _count(target, stencil, fuse, args.mma), None))
         except TcAdvisorError as exc:
@@ -143,7 +179,18 @@ def _table(args) -> int:
     from ..stencil import check_fuse, parse_stencil
     from . import PAPER_SETTING, alpha_for, module, names
 
-    fuses = parse_int_list(args.fuse if args.fuse is not None else "1-4", "--fuse", check_fuse)
+    ignored = [name for name, given in (("a stencil", args.stencil), ("--impl", args.impl), ("--dtype", args.dtype),
+                                        ("--mma", args.mma)) if given is not None]
+    if ignored:
+        raise TcAdvisorError(f"--table takes no stencil, --impl, --dtype or --mma (it covers the papers' stencils "
+                             f"with every transformation at its paper's precision and instruction); got "
+                             f"{', '.join(ignored)}: drop {'them' if len(ignored) > 1 else 'it'} or --table")
+    fuse_text = args.fuse if args.fuse is not None else "1-4"
+    _check_table_depths(fuse_text)
+    fuses = parse_int_list(fuse_text, "--fuse", check_fuse)
+    if len(fuses) > MAX_TABLE_DEPTHS:
+        raise TcAdvisorError(f"--fuse {fuse_text!r} names {len(fuses)} depths; --table covers at most "
+                             f"{MAX_TABLE_DEPTHS} at once (e.g. 1-{MAX_TABLE_DEPTHS})")
     order = ["convstencil", "spider", "sparstencil", "lorastencil", "tcstencil", "rowband"]
     order = [n for n in order if n in names()] + [n for n in names() if n not in order]
     rows, data = [], []
@@ -174,6 +221,19 @@ def _table(args) -> int:
     return 0
 
 
+def _check_table_depths(text: str) -> None:
+    """Refuse more than :data:`MAX_TABLE_DEPTHS` depths from the text alone (before any list is built)."""
+    import re
+
+    count = 0
+    for part in str(text).split(","):
+        m = re.match(r"^\s*(\d+)\s*(?:-|\.\.|:)\s*(\d+)\s*$", part)
+        count += max(int(m.group(2)) - int(m.group(1)) + 1, 0) if m else 1
+        if count > MAX_TABLE_DEPTHS:
+            raise TcAdvisorError(f"--fuse {text!r} names more than {MAX_TABLE_DEPTHS} depths; --table covers at most "
+                                 f"{MAX_TABLE_DEPTHS} at once (e.g. 1-{MAX_TABLE_DEPTHS})")
+
+
 def register(sub, commands: dict) -> None:
     p = sub.add_parser("alpha", help="α by construction: how each transformation maps a (fused) stencil onto "
                                      "Tensor Core instructions, with matrix sizes, padding and MMAs per point")
@@ -186,6 +246,6 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--mma", metavar="SHAPE", help="MMA instruction, e.g. m8n8k4 (default: the profile's, the "
                                                   "least padding one where it lists several)")
     p.add_argument("--table", action="store_true", help="α of every transformation for the papers' standard "
-                                                        "stencils at t = 1..4")
+                                                        "stencils at t = 1..4 (--fuse: up to 128 depths)")
     p.add_argument("--json", action="store_true", help="print JSON")
     commands["alpha"] = cmd_alpha

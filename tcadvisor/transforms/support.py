@@ -273,7 +273,8 @@ class _WeightedStar(StarSupport):
 def fused_weight_array(stencil: Stencil, fuse: int) -> np.ndarray:
     """The weights of the ``fuse``-step fused stencil (t-fold self-convolution), within budget.
 
-    Computed by direct summation in float64; with weights of mixed sign, entries
+    Normalised so that the largest base weight has magnitude 1 (the analysis depends on the weights'
+    ratios only).  Computed by direct summation in float64; with weights of mixed sign, entries
     within rounding of zero (relative to the magnitudes summed into them) are
     exact cancellations and set to zero.
     """
@@ -305,6 +306,11 @@ def _cached_fused_weights(stencil: Stencil, fuse: int) -> np.ndarray:
     from ..reference import fused_weights
 
     base = stencil.weight_array()
+    # Normalised to the largest magnitude: the analysis (α, rank, availability) depends on the weights' ratios,
+    # never on their scale, so weights of 1e308 or 1e-200 neither overflow nor vanish here.
+    with np.errstate(all="ignore"):
+        base = base / np.max(np.abs(base))
+        base[~np.isfinite(base)] = 0.0
     w = fused_weights(base, fuse)
     if not _same_sign(stencil.weights):
         magnitude = fused_weights(np.abs(base), fuse)

@@ -167,6 +167,10 @@ def cmd_validate(args) -> int:
                       + (f" {c.mma}" if c.mma else "") + (f"  [{c.paper}]" if c.paper else ""))
         return 0
 
+    from ..plots.output import check_writable_directory
+
+    # -o must take the results before the first run, not after minutes on the GPU
+    check_writable_directory(args.output, f"the results into -o {args.output!r}")
     from ..gpu.backend import cupy
     from ..hardware import resolve_gpu
     from . import ncu

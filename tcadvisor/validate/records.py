@@ -175,17 +175,27 @@ def write_atomic(path: str | Path, text: str) -> Path:
     from ..errors import TcAdvisorError
 
     path = Path(path)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())  # a full disk fails here, before the rename
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private 0600
         os.replace(tmp, path)
+        tmp = None
     except OSError as exc:
         raise TcAdvisorError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    finally:  # any failure (ENOSPC, Ctrl-C, SIGTERM through the CLI's handler): no temporary file left behind
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
     return path
 
 
