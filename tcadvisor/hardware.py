@@ -190,7 +190,8 @@ def _index_names(cat: Catalogue) -> None:
     # A broken file claims only the names no loaded spec claims (those of a spec it shadows included).
     for key in sorted(cat.broken, key=lambda k: cat.rank[k]):
         for name in cat.broken[key].names:
-            cat.names.setdefault(_norm(name), key)
+            if name == key or _reachable(name):  # a lookalike alias of a broken file claims nothing either
+                cat.names.setdefault(_norm(name), key)
     cat.names.pop("", None)
 
 

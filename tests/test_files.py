@@ -505,3 +505,13 @@ def test_hostile_files_in_10_s_and_1_5_gb(tmp_path, args):
     assert time.monotonic() - t0 < 10
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_lookalike_alias_of_a_broken_spec_claims_nothing(tmp_path, monkeypatch):
+    from tcadvisor import hardware
+
+    (tmp_path / "broken.yaml").write_text('name: Broken\naliases: ["Ѵ100", "okname"]\nbandwidth: x\n',
+                                          encoding="utf-8")
+    monkeypatch.setenv("TCADVISOR_HWSPEC_PATH", str(tmp_path))
+    refuses(hardware.find_spec, "100", match="unknown GPU '100'")
+    refuses(hardware.find_spec, "okname", match="broken.yaml")  # its typable alias still names it
