@@ -160,7 +160,7 @@ def _add(cat: Catalogue, rank: int, key: str, path: Path, spec: GpuSpec | None, 
             device_names += previous.device_names
         cat.broken[key] = BrokenSpec(key, path, problem, (key, *names), device_names)
         shadows = f"; it overrides {overrides}" if overrides else ""
-        cat.notes.append((f"broken:{path}", f"warning: skipping {problem} (an error only if this GPU "
+        cat.notes.append((f"broken:{path}", f"warning: {problem}; skipping it (an error only if this GPU "
                                             f"is asked for{shadows})"))
         return
     if overrides:
