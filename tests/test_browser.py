@@ -188,9 +188,11 @@ def test_map_hover_tells_the_advisors_numbers(browser, pages):
     from tcadvisor.stencil import Stencil
 
     open_page(browser, pages / "box2d-h100.html")
-    for axis, unit, radius, fuse in (("", 1, 4, 3), ("2", 2, 2, 9)):
+    # cells the bundled kernels run (r·t within the dense kernel's 8 and the sparse kernel's 7)
+    for axis, unit, radius, fuse in (("", 1, 2, 3), ("2", 2, 1, 7)):
         text = hover_text(browser, axis, fuse - 1, radius - 1)
         o = advise(Stencil.box(2, radius), "float", find_spec("h100"), fuse=fuse).options[unit]
+        assert o.available and "the unit's bound" not in text
         assert f"Box-2D{radius}R, t = {fuse}" in text
         assert f"R = {o.speedup:.3g}×" in text and f"scenario {o.scenario}" in text
         assert f"α = {float(o.alpha):.4g}" in text and f"β = {float(o.beta):.4g}" in text
@@ -198,6 +200,11 @@ def test_map_hover_tells_the_advisors_numbers(browser, pages):
         assert f"GStencils/s: {o.gstencils:.4g} here" in text
         source = {"given by --alpha": "user"}.get(o.alpha_source, o.alpha_source.split(" (")[0])
         assert f"α = {float(o.alpha):.4g} ({source})" in text and "instruction: " in text
+    # a cell no bundled kernel runs (Box-2D4R fused x3 on dense Tensor Cores: r·t = 12 > 8) shows the unit's
+    # bound and says why
+    text = hover_text(browser, "", 3 - 1, 4 - 1)
+    assert not advise(Stencil.box(2, 4), "float", find_spec("h100"), fuse=3).options[1].available
+    assert "the unit's bound" in text and "too large for the Tensor Core kernel" in text
 
 
 def test_four_gpu_map_renders(browser, pages):
