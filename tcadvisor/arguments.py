@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .bounded import short_repr as _short
+from .bounded import take
 from .errors import TcAdvisorError
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:)\s*(-?\d+)\s*$")
@@ -61,8 +63,6 @@ def int_list(values: Any, what: str, check, limit: int = MAX_RANGE) -> list[int]
     ``len``, and an iterator is read at most ``limit`` + 1 items (so
     ``itertools.count()`` is refused at once, as unbounded).
     """
-    import itertools
-
     import numpy as np
 
     if isinstance(values, str):
@@ -78,35 +78,18 @@ def int_list(values: Any, what: str, check, limit: int = MAX_RANGE) -> list[int]
         check(lo), check(hi)  # every value lies between the two
         return [check(v) for v in sorted(values)]
     try:
-        size = len(values)
-    except TypeError:
-        size = None
-    except (OverflowError, ValueError):
-        size = limit + 1
-    if size is not None and size > limit:
-        raise TcAdvisorError(f"{what}: {size} values are too many (at most {limit}); {_EXPECTED}")
-    try:
-        iterator = iter(values)
+        items, over = take(values, limit)
     except TypeError:
         raise TcAdvisorError(f"{what} {_short(values)} ({type(values).__name__}) is not understood; "
                              f"{_EXPECTED}") from None
-    items = list(itertools.islice(iterator, limit + 1))
-    if len(items) > limit:
+    if items is None and over is not None:
+        raise TcAdvisorError(f"{what}: {over} values are too many (at most {limit}); {_EXPECTED}")
+    if items is None:
         raise TcAdvisorError(f"{what}: more than {limit} values (an unbounded iterator?); at most {limit}, "
                              "e.g. range(1, 9)")
     if not items:
         raise TcAdvisorError(f"{what} names no values; expected e.g. range(1, 9) or [1, 2, 4]")
     return sorted({check(v) for v in items})
-
-
-def _short(value: Any) -> str:
-    """``repr(value)``, cut to one short line."""
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a repr that fails is still named by its type
-        text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: Most GPUs one map draws, and most implementation profiles one query takes (one per unit, a few more to
@@ -117,18 +100,10 @@ MAX_IMPLS = 16
 
 def _bounded(values: Any, what: str, limit: int) -> list:
     """At most ``limit`` items of an iterable (TypeError: not iterable); more is a one-line error."""
-    import itertools
-
-    try:
-        size = len(values)
-    except TypeError:
-        size = None
-    except (OverflowError, ValueError):
-        size = limit + 1
-    if size is not None and size > limit:
-        raise TcAdvisorError(f"{what}: {size} given, at most {limit}")
-    items = list(itertools.islice(iter(values), limit + 1))
-    if len(items) > limit:
+    items, over = take(values, limit)
+    if items is None and over is not None:
+        raise TcAdvisorError(f"{what}: {over} given, at most {limit}")
+    if items is None:
         raise TcAdvisorError(f"{what}: more than {limit} given (an unbounded iterator?); at most {limit}")
     return items
 

@@ -26,6 +26,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import minkowski, model
+from .bounded import short_repr as _short_repr
+from .bounded import take
 from .errors import TcAdvisorError, WorkBudgetExceeded
 
 SHAPES = ("box", "star")
@@ -307,26 +309,15 @@ def _bounded_items(values, what: str, limit: int) -> list:
                              "list such as [(0, 0), (1, 0), (-1, 0)]" + (" with one weight per offset"
                                                                          if "weight" in what else ""))
     try:
-        size = len(values)
-    except TypeError:
-        size = None
-    except (OverflowError, ValueError):
-        size = limit + 1
-    if size is not None and size > limit:
-        raise TcAdvisorError(f"{what}: {size} entries are too many (at most {limit})")
-    try:
-        items = list(itertools.islice(iter(values), limit + 1))
+        items, over = take(values, limit)
     except TypeError:
         raise TcAdvisorError(f"{what} {_short_repr(values)} ({type(values).__name__}) are not a list; expected a "
                              "list such as [(0, 0), (1, 0), (-1, 0)]") from None
-    if len(items) > limit:
+    if items is None and over is not None:
+        raise TcAdvisorError(f"{what}: {over} entries are too many (at most {limit})")
+    if items is None:
         raise TcAdvisorError(f"{what}: more than {limit} entries (an unbounded iterator?); at most {limit}")
     return items
-
-
-def _short_repr(value) -> str:
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _weight_value(off, w) -> float:

@@ -215,39 +215,52 @@ def throughput_stats(pred: np.ndarray, runs: list[Run]) -> dict:
                          f"predicted {pred[i]:.0f}, measured {r.measured:.0f}"}
 
 
-def winners(pred: np.ndarray, runs: list[Run]) -> tuple[int, int, list[str]]:
-    """Configurations run on several units whose measured leader is ahead by more than :data:`TIE_BAND`:
-    how many the model names the leader of."""
+def _groups(runs: list[Run], key) -> list[tuple[tuple, list[int]]]:
+    """Indices of ``runs`` grouped by ``key(run)``, groups in a stable order."""
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(runs):
-        groups.setdefault(r.config, []).append(i)
-    ok = n = 0
-    misses = []
-    for key, idx in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        groups.setdefault(key(r), []).append(i)
+    return sorted(groups.items(), key=lambda kv: str(kv[0]))
+
+
+def _clear_cases(runs: list[Run]):
+    """(configuration, its runs' indices, the measured leader's index) of every configuration run on several
+    units whose measured leader is ahead of the next by more than :data:`TIE_BAND`."""
+    for key, idx in _groups(runs, lambda r: r.config):
         if len({runs[i].unit for i in idx}) < 2:
             continue
         by_meas = sorted(idx, key=lambda i: -runs[i].measured)
         if runs[by_meas[1]].measured >= (1 - TIE_BAND) * runs[by_meas[0]].measured:
             continue
+        yield key, idx, by_meas[0]
+
+
+def _miss(key: tuple, runs: list[Run], leader: int, win: int) -> str:
+    return (f"{key[1]} {key[3]} t={key[4]} {key[5]}: measured {runs[leader].unit} {runs[leader].measured:.0f}, "
+            f"predicted {runs[win].unit} (measured {runs[win].measured:.0f})")
+
+
+def winners(pred: np.ndarray, runs: list[Run]) -> tuple[int, int, list[str]]:
+    """Configurations run on several units whose measured leader is ahead by more than :data:`TIE_BAND`:
+    how many the model names the leader of."""
+    ok = n = 0
+    misses = []
+    for key, idx, leader in _clear_cases(runs):
         n += 1
         win = max(idx, key=lambda i: pred[i])
-        if runs[win].unit == runs[by_meas[0]].unit:
+        if runs[win].unit == runs[leader].unit:
             ok += 1
         else:
-            misses.append(f"{key[1]} {key[3]} t={key[4]} {key[5]}: measured {runs[by_meas[0]].unit} "
-                          f"{runs[by_meas[0]].measured:.0f}, predicted {runs[win].unit} (measured {runs[win].measured:.0f})")
+            misses.append(_miss(key, runs, leader, win))
     return ok, n, misses
 
 
 def best_depths(pred: np.ndarray, runs: list[Run]) -> tuple[int, int, list[str]]:
     """Curves of at least two depths whose predicted best depth measured within :data:`BEST_DEPTH_BAND` of the
     measured best."""
-    groups: dict[tuple, list[int]] = {}
-    for i, r in enumerate(runs):
-        groups.setdefault(r.curve, []).append(i)
     ok = n = 0
     misses = []
-    for key, idx in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for key, idx in _groups(runs, lambda r: r.curve):
         if len(idx) < 2:
             continue
         n += 1
@@ -331,16 +344,8 @@ def flagged_winners(pred: np.ndarray, runs: list[Run], table: dict[str, dict]) -
     :func:`intervals` gives them): right (``right_but_flagged`` of them said too close to call all the same),
     wrong but flagged too close to call (the predicted winner's interval overlaps the predicted runner-up's),
     or wrong without a flag (confidently wrong)."""
-    groups: dict[tuple, list[int]] = {}
-    for i, r in enumerate(runs):
-        groups.setdefault(r.config, []).append(i)
     out = {"right": 0, "right_but_flagged": 0, "flagged": 0, "confidently_wrong": 0, "confidently_wrong_cases": []}
-    for key, idx in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        if len({runs[i].unit for i in idx}) < 2:
-            continue
-        by_meas = sorted(idx, key=lambda i: -runs[i].measured)
-        if runs[by_meas[1]].measured >= (1 - TIE_BAND) * runs[by_meas[0]].measured:
-            continue
+    for key, idx, leader in _clear_cases(runs):
         by_pred = sorted(idx, key=lambda i: -pred[i])
         win, second = by_pred[0], by_pred[1]
 
@@ -349,14 +354,12 @@ def flagged_winners(pred: np.ndarray, runs: list[Run], table: dict[str, dict]) -
             return (entry["low"] * pred[i], entry["high"] * pred[i]) if entry else (pred[i], pred[i])
 
         overlap = span(win)[0] <= span(second)[1]
-        if runs[win].unit == runs[by_meas[0]].unit:
+        if runs[win].unit == runs[leader].unit:
             out["right"] += 1
-            out["right_but_flagged"] += overlap
+            out["right_but_flagged"] += int(overlap)
         elif overlap:
             out["flagged"] += 1
         else:
             out["confidently_wrong"] += 1
-            out["confidently_wrong_cases"].append(
-                f"{key[1]} {key[3]} t={key[4]} {key[5]}: measured {runs[by_meas[0]].unit} "
-                f"{runs[by_meas[0]].measured:.0f}, predicted {runs[win].unit} (measured {runs[win].measured:.0f})")
+            out["confidently_wrong_cases"].append(_miss(key, runs, leader, win))
     return out
