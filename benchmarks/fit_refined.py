@@ -60,6 +60,8 @@ def stamp_corpus(folder: Path) -> str:
     CPU-side helper) is listed in the header's note, so the stamp says what it vouches for."""
     head_path = folder / "corpus.json"
     head = json.loads(head_path.read_text())
+    if "kernel_fingerprint_note" not in head and head.get("kernel_fingerprint"):
+        return f"{folder}: recorded with fingerprint {head['kernel_fingerprint']}"  # record_corpus wrote it
     recorded = head.get("source_sha256", {})
     changed = []
     for rel, digest in recorded.items():

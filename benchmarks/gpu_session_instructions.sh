@@ -12,16 +12,12 @@ TARGETS=${TARGETS:?set TARGETS}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PY=${PYTHON:-python3}
+. "$(dirname "$0")/kernel_function.sh"
 REPORT=$OUT/instructions.txt
 : > "$REPORT"
 grep -v '^\s*#' "$TARGETS" | while read -r unit stencil t dtype; do
   [ -n "$unit" ] || continue
-  case "$unit:$stencil" in
-    cuda_core:*3D*) kernel=cc_stream3d ;;
-    cuda_core:*) kernel=cc_stream2d ;;
-    tensor_core:*) kernel=tc_stream ;;
-    sparse_tensor_core:*) kernel=sptc_stream ;;
-  esac
+  kernel=$(kernel_function "$unit" "$stencil") || { echo "unknown unit $unit" >> "$REPORT"; continue; }
   echo "######## $unit $stencil $t $dtype" >> "$REPORT"
   timeout 60 ncu --clock-control none -k "regex:$kernel" --launch-skip 2 --launch-count 1 \
       --metrics smsp__inst_executed.sum,sm__warps_active.avg.per_cycle_active,smsp__issue_active.avg.per_cycle_active,sm__cycles_elapsed.avg \

@@ -14,17 +14,12 @@ TARGETS=${TARGETS:?set TARGETS to the list of configurations}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PY=${PYTHON:-python3}
+. "$(dirname "$0")/kernel_function.sh"
 REPORT=$OUT/ncu-profiles.txt
 : > "$REPORT"
 grep -v '^\s*#' "$TARGETS" | while read -r unit stencil t dtype opts; do
   [ -n "$unit" ] || continue
-  case "$unit:$stencil" in
-    cuda_core:*3D*) kernel=cc_stream3d ;;
-    cuda_core:*) kernel=cc_stream2d ;;
-    tensor_core:*) kernel=tc_stream ;;
-    sparse_tensor_core:*) kernel=sptc_stream ;;
-    *) echo "unknown unit $unit" >> "$REPORT"; continue ;;
-  esac
+  kernel=$(kernel_function "$unit" "$stencil") || { echo "unknown unit $unit" >> "$REPORT"; continue; }
   echo "######## $unit $stencil t=$t $dtype ${opts:-{\}}" >> "$REPORT"
   # the sections (always valid), then stall reasons and shared-memory traffic (a second pass, so that a metric
   # name this ncu does not know costs only that pass)

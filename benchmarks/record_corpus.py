@@ -9,7 +9,8 @@
 3. each configuration checked on a small odd grid (two sweeps against the float64 reference,
    NaN-poisoned outputs), then timed on its grid (median of 5 repeats of 4 sweeps);
 4. corpus.csv (one row per configuration, appended as each completes), corpus.json (device,
-   date, measured copy bandwidth, design, the sha256 of every kernel source and launch module)
+   date, measured copy bandwidth, design, the kernels' fingerprint (tcadvisor.fingerprint, what the fitted
+   constants are checked against) and the sha256 of every file of kernels/ and tcadvisor/gpu/)
    and a summary table printed last.
 
 The design is planned with the spec given (the GPU's SMs and shared memory decide which depths
@@ -32,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tcadvisor.fingerprint import fingerprint_parts, kernel_fingerprint  # noqa: E402
 from tcadvisor.hardware import resolve_gpu  # noqa: E402
 from tcadvisor.validate import corpus  # noqa: E402
 
@@ -107,6 +109,7 @@ def main() -> int:
     header = {"device": device_info()["name"], "date": datetime.date.today().isoformat(),
               "spec": args.gpu_spec, "copy_bandwidth": bandwidth, "design": {"n": args.n, "seed": args.seed},
               "configurations": len(configs), "precompile": comp, "sweeps": args.sweeps, "repeats": args.repeats,
+              "kernel_fingerprint": kernel_fingerprint(), "kernel_fingerprint_parts": fingerprint_parts(),
               "source_sha256": source_hashes(), "cupy": cp.__version__}
     corpus.write_header(args.out / "corpus.json", header)
 
