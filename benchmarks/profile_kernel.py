@@ -11,12 +11,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tcadvisor.gpu.runner import run  # noqa: E402
+from tcadvisor.gpu.runner import default_grid, run  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
 unit, name, fuse, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-grid = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else ("10240x10240" if "2D" in name else "512x512x512")
+stencil = parse_stencil(name)
+grid = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else default_grid(stencil)  # 1D, 2D or 3D alike
 options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else None  # kernel knobs, e.g. '{"trap": true}'
-res = run(parse_stencil(name), dtype, unit, fuse=fuse, grid=grid, steps=3 * fuse, check=False, repeats=1,
+res = run(stencil, dtype, unit, fuse=fuse, grid=grid, steps=3 * fuse, check=False, repeats=1,
           kernel_options=options)
 print(f"{res.gstencils:.1f} GStencils/s | {res.kernel}")
