@@ -1,0 +1,1 @@
+"""Readers of stencils from where users already write them (see :mod:`tcadvisor.sources.result`)."""
