@@ -23,7 +23,7 @@ class StencilSource:
     #: canonical dtype ('double', 'float', 'half', 'bfloat16') where the source has one, else None
     dtype: str | None
     #: where it was read, one phrase, e.g. "weights.npy (NumPy float32 array 3x3x3, centre at its middle)"
-    origin: str
+    read_from: str
     #: what the reading assumed or left out, one sentence each
     #: (e.g. "symbolic coefficient dt/h**2 treated as a generic non-zero weight")
     notes: tuple[str, ...] = field(default_factory=tuple)
