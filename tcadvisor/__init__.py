@@ -7,6 +7,8 @@ The package is organised by what a reader looks for:
 * :mod:`tcadvisor.refinement`   — the refined variant's terms for an implementation whose tiling is known
 * :mod:`tcadvisor.stencil`      — stencils (optionally weighted), their fused supports, K, K_t and β
 * :mod:`tcadvisor.minkowski`    — exact Minkowski sums of custom stencils within a work budget
+* :mod:`tcadvisor.sources`      — stencils from the user's code: weight arrays, mappings, update functions,
+  pystencils/Devito/SymPy expressions, C loop nests (:func:`stencil_from`; ``docs/sources.md``)
 * :mod:`tcadvisor.hardware`     — GPU specs from ``hwspecs/*.yaml`` (format: ``docs/hwspec-format.md``)
 * :mod:`tcadvisor.impls`        — implementation profiles from ``models/*.yaml``
 * :mod:`tcadvisor.transforms`   — α by construction (ConvStencil, SPIDER, SparStencil, LoRAStencil, TCStencil,
@@ -37,6 +39,8 @@ _PUBLIC = {
     "explain": "tcadvisor.explanation",
     "Stencil": "tcadvisor.stencil",
     "parse_stencil": "tcadvisor.stencil",
+    "stencil_from": "tcadvisor.sources",
+    "StencilSource": "tcadvisor.sources",
     "GpuSpec": "tcadvisor.hardware",
     "find_spec": "tcadvisor.hardware",
     "find_impl": "tcadvisor.impls",

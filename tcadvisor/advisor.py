@@ -48,6 +48,7 @@ from .model import evaluate as evaluate_model
 from .model import get_variant
 from .queryargs import DEFAULT_MAX_FUSE
 from .refinement import Interval, Refinement, refine, unit_terms
+from .sources.result import StencilSource
 from .stencil import Stencil, check_fuse
 
 #: Relative difference of throughput under which two configurations count as equal.
@@ -202,6 +203,8 @@ class Advice:
     notes: list[str] = field(default_factory=list)  # what the tool chose for the user, one line each
     by_depth: dict[str, dict[int, Option]] = field(default_factory=dict)  # unit -> depth -> option (all searched)
     command: str = ""  # the query as a 'tcadvisor advise' command line (what '--run' appends to)
+    source: StencilSource | None = None  # where the stencil was read from the user's code (None: a name or Stencil)
+    dtype_from: str | None = None  # where the dtype came from when the source gave it (no dtype was asked for)
 
     def runner_up(self, among: list[Option], winner: Option) -> Option | None:
         """The best available option of another unit than ``winner`` among ``among``."""
@@ -581,14 +584,17 @@ def command_line(stencil: str, fuse, dtype: str, gpu: str | None, impls: list[st
     return " ".join(shlex.quote(w) for w in words)
 
 
-def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str | None" = None,
+def advise(stencil: "Stencil | StencilSource | str", dtype: str | None = None, gpu: "GpuSpec | str | None" = None,
            fuse: int | None = None, impls=None, alpha_choice: "AlphaChoice | str | float | None" = None,
            max_fuse: int | None = None, model: str | None = None, *,
            alpha: "AlphaChoice | str | float | None" = None, grid=None, steps: int | None = None) -> Advice:
     """Evaluate every unit for ``stencil`` and pick the best unit and fusion depth.
 
     Arguments are checked as the command line checks them and may be given as names:
-    a stencil name or offsets file, a dtype name or alias (``fp64``), a GPU key, alias
+    a stencil name or file (offsets, a ``.npy`` weight array, a C loop nest) or a
+    :class:`~tcadvisor.sources.StencilSource` (:func:`tcadvisor.stencil_from`), a dtype
+    name or alias (``fp64``; ``None``: the source's dtype where it has one, and
+    ``advice.dtype_from`` says so, else double), a GPU key, alias
     or spec file (``None``: the embedded default), implementation names, how α is
     chosen (``alpha_choice``, or ``alpha=`` as the ``--alpha`` option spells it:
     ``"paper"``, ``"constructed"``, a number, an :class:`AlphaChoice`), the model
@@ -607,11 +613,19 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
 
     if alpha is not None and alpha_choice is not None:
         raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
+    from .sources import source_of
+
     stencil_arg = stencil
-    stencil, dtype, gpu = as_stencil(stencil), as_dtype(dtype), as_gpu(gpu)
+    source = source_of(stencil)
+    # where the dtype came from, named as read_from names the source before its parenthesis: "weights.npy"
+    dtype_from = (source.read_from.split(" (", 1)[0] if dtype is None and source is not None
+                  and source.dtype is not None else None)
+    if dtype is None:
+        dtype = source.dtype if dtype_from is not None else "double"
+    stencil, dtype, gpu = as_stencil(source if source is not None else stencil), as_dtype(dtype), as_gpu(gpu)
     chosen = as_impls(impls)
     choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
-    notes: list[str] = []
+    notes: list[str] = [] if source is None else [n.rstrip(".") for n in source.notes]
     if model is None and choice.mode == "paper":
         variant = "base"
         notes.append("--alpha paper: the published constants belong to the published implementations, so they are "
@@ -710,7 +724,7 @@ def advise(stencil: "Stencil | str", dtype: str = "double", gpu: "GpuSpec | str 
                     variant, grid=extents if refined_units else None, grid_given=grid_given, steps=steps,
                     unit_skipped={u: v for u, v in unit_skipped.items() if v},
                     fallback={u: c.fallback for u, c in used.items() if c.fallback}, notes=notes,
-                    by_depth=by_depth)
+                    by_depth=by_depth, source=source, dtype_from=dtype_from)
     alpha_text = None if choice.mode == "default" else (f"{float(choice.value):g}" if choice.mode == "value"
                                                         else choice.mode)
     advice.command = command_line(str(stencil_arg) if isinstance(stencil_arg, str) or hasattr(stencil_arg, "__fspath__")

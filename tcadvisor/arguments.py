@@ -164,15 +164,20 @@ def as_gpus(gpus: Any) -> list:
 
 
 def as_stencil(stencil: Any):
-    """A :class:`~tcadvisor.stencil.Stencil`, from a stencil, a name ('Box-2D1R', 'Heat-2D') or an offsets file."""
+    """A :class:`~tcadvisor.stencil.Stencil`, from a stencil, a :class:`~tcadvisor.sources.StencilSource`, a name
+    ('Box-2D1R', 'Heat-2D') or a file (offsets, a ``.npy`` weight array, a C loop nest)."""
+    from .sources.result import StencilSource
     from .stencil import Stencil, parse_stencil
 
     if isinstance(stencil, Stencil):
         return stencil
+    if isinstance(stencil, StencilSource):
+        return stencil.stencil
     if isinstance(stencil, str) or hasattr(stencil, "__fspath__"):
         return parse_stencil(str(stencil))
-    raise TcAdvisorError(f"stencil {stencil!r} is neither a Stencil nor a stencil name; expected e.g. 'Box-2D1R' "
-                         "or tcadvisor.stencil.parse_stencil('Box-2D1R')")
+    raise TcAdvisorError(f"stencil {_short(stencil)} is neither a Stencil nor a stencil name "
+                         f"({type(stencil).__name__}); expected e.g. 'Box-2D1R', or tcadvisor.stencil_from(...) for "
+                         "a weight array, a mapping, an update function or an expression")
 
 
 def as_alpha(alpha: Any):
@@ -235,11 +240,12 @@ def as_advice(advice: Any, what: str = "advice"):
     """An :class:`~tcadvisor.advisor.Advice`: one itself, or a stencil (a Stencil, a name such as
     'Box-2D1R' or an offsets file) answered by :func:`~tcadvisor.advisor.advise` with its defaults."""
     from .advisor import Advice, advise
+    from .sources.result import StencilSource
     from .stencil import Stencil
 
     if isinstance(advice, Advice):
         return advice
-    if isinstance(advice, (str, Stencil)) or hasattr(advice, "__fspath__"):
-        return advise(as_stencil(advice))
+    if isinstance(advice, (str, Stencil, StencilSource)) or hasattr(advice, "__fspath__"):
+        return advise(advice)
     raise TcAdvisorError(f"{what} {_short(advice)} ({type(advice).__name__}) is neither an Advice nor a stencil; "
                          "expected tcadvisor.advise(...)'s answer or a stencil name such as 'Box-2D1R'")

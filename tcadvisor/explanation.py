@@ -18,7 +18,7 @@ from . import model as m
 from .advisor import Advice, Option
 from .dtypes import BYTES
 from .errors import TcAdvisorError
-from .report import falpha, fnum
+from .report import falpha, fnum, source_lines
 
 #: How a quantity in SI units is shown: FLOP/s as TFLOP/s, stencil updates as GStencils/s.
 DISPLAY = {"FLOP/s": ("TFLOP/s", 1e-12), "stencils/s": ("GStencils/s", 1e-9)}
@@ -210,6 +210,8 @@ def explain(adv: Advice, latex: bool = False) -> str:
                     eq(step, vals)
 
     text(f"{st.name}, t = {cc.fuse}, {adv.dtype}, on {adv.gpu.name}")
+    for line in source_lines(adv, notes=True):
+        text(line)
     text(f"Model: {variant.name}, {variant.summary}")
     text()
     base = _inputs(adv, cc, None, variant)

@@ -60,12 +60,15 @@ def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = N
     ``model_default`` None is the advisor's default (the bundled kernels, refined);
     ``roofline`` draws the paper's roofs and keeps ``base``.
     """
-    p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...) "
-                                   "or a file of offsets (.txt, .yaml, .json)")
+    p.add_argument("stencil", help="stencil name (Box-3D1R, Star-2D2R, Heat-2D, Box-2D9P, 1D5P, ...), a file of "
+                                   "offsets (.txt, .yaml, .json), a weight array (.npy) or a loop nest (.c, .h, .cpp, "
+                                   ".cc, .cu); see docs/sources.md")
     p.add_argument("--fuse", "-t", type=integer("--fuse"), default=fuse_default,
                    help="fusion depth t (time steps per sweep); default: each unit at its best depth"
                    if fuse_default is None else f"fusion depth t (default {fuse_default})")
-    p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
+    p.add_argument("--dtype", default=None, help="double, float, half or bfloat16 (default: the element type of a "
+                                                 ".npy stencil or a C file where it has one, else double)")
+    add_source_arguments(p)
     p.add_argument("--gpu", help="GPU spec: a name or alias from 'tcadvisor gpus', or a YAML file; "
                                  "default: the detected GPU, else the embedded A100 80GB PCIe")
     p.add_argument("--impl", action="append", default=[], metavar="NAME",
@@ -86,6 +89,69 @@ def add_query_arguments(p: argparse.ArgumentParser, fuse_default: int | None = N
                         "beyond it (default: one sweep of t steps at each depth, as 'tcadvisor run')")
 
 
+def add_source_arguments(p: argparse.ArgumentParser) -> None:
+    """How a stencil is read from a ``.npy`` weight array or a C loop nest (:mod:`tcadvisor.sources`)."""
+    p.add_argument("--field", metavar="NAME", help="C file: the array whose update is the stencil, where the loop "
+                                                   "nest writes or reads several")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="set_values",
+                   help="C file: a number for a symbolic coefficient (repeatable, e.g. --set dt=0.1); others are "
+                        "generic non-zero weights and the answer says so")
+    p.add_argument("--origin", metavar="I[,J[,K]]",
+                   help=".npy: the index of the centre as SciPy's origin (n // 2 + origin along each axis; one "
+                        "integer for all axes or one per axis, e.g. --origin=-1,0); needed for an even extent")
+    p.add_argument("--flip", action="store_true",
+                   help=".npy: the array is a convolution kernel (flipped along every axis); default: a correlation "
+                        "kernel, as scipy.ndimage.correlate and PyTorch's conv2d take it")
+
+
+def source_options(args) -> dict:
+    """``--origin``, ``--flip``, ``--field`` and ``--set`` as :func:`tcadvisor.sources.read_path` takes them."""
+    from .errors import TcAdvisorError
+
+    values: dict[str, float] = {}
+    for item in getattr(args, "set_values", None) or []:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        try:
+            value = float(text) if sep and name else None
+        except ValueError:
+            value = None
+        if value is None or value != value or value in (float("inf"), float("-inf")):
+            raise TcAdvisorError(f"--set {item!r} is not NAME=VALUE with a finite number; expected e.g. --set dt=0.1")
+        if name in values:
+            raise TcAdvisorError(f"--set {name} is given twice ({values[name]:g} and {value:g}); give each once")
+        values[name] = value
+    origin = getattr(args, "origin", None)
+    if origin is not None:
+        try:
+            parts = [int(v) for v in origin.split(",")]
+        except ValueError:
+            raise TcAdvisorError(f"--origin {origin!r} is not a list of integers; expected e.g. --origin=-1 or "
+                                 "--origin=0,-1 (one per axis)") from None
+        origin = parts[0] if len(parts) == 1 else tuple(parts)
+    return {"origin": origin, "flip": bool(getattr(args, "flip", False)), "field": getattr(args, "field", None),
+            "values": values or None}
+
+
+def source_from_args(args):
+    """The :class:`~tcadvisor.sources.StencilSource` of the stencil argument where it is a ``.npy`` or C file (or
+    any source option was given, which a name refuses); None for a name or an offsets file."""
+    from .sources import is_source_path, read_path
+
+    options = source_options(args)
+    if is_source_path(args.stencil) or any(v is not None and v is not False for v in options.values()):
+        return read_path(args.stencil, **options)
+    return None
+
+
+def stencil_from_args(args):
+    """The stencil argument as a :class:`~tcadvisor.stencil.Stencil`, read with the source options."""
+    from .stencil import parse_stencil
+
+    source = source_from_args(args)
+    return source.stencil if source is not None else parse_stencil(args.stencil)
+
+
 def advice_from_args(args):
     """The :class:`~tcadvisor.advisor.Advice` for parsed query arguments (a note on stderr if the GPU was guessed)."""
     from .advisor import advise
@@ -95,14 +161,17 @@ def advice_from_args(args):
     from .hardware import resolve_gpu
     from .stencil import parse_stencil
 
-    stencil = parse_stencil(args.stencil)
-    dtype = parse_dtype(args.dtype)
+    source = source_from_args(args)
+    stencil = source if source is not None else parse_stencil(args.stencil)
+    dtype = parse_dtype(args.dtype) if args.dtype is not None else None  # None: the source's, else double
     alpha_choice = AlphaChoice.parse(args.alpha)
     resolved = resolve_gpu(args.gpu)
     impls = as_impls(args.impl)
     adv = advise(stencil, dtype, resolved.spec, fuse=args.fuse, impls=impls, alpha_choice=alpha_choice,
                  max_fuse=args.max_fuse, model=getattr(args, "model", None), grid=getattr(args, "grid", None),
                  steps=getattr(args, "steps", None))
+    if args.dtype is None:
+        args.dtype = adv.dtype  # the command repeated (a close call's '--run', 'advise --run') keeps it
     adv.command = command_of(args)
     from .wording import verdict_sentence
 
@@ -116,5 +185,15 @@ def command_of(args) -> str:
     """The query's ``tcadvisor advise`` command with the arguments as the user wrote them (a close verdict names it)."""
     from .advisor import command_line
 
-    return command_line(args.stencil, args.fuse, args.dtype, args.gpu, list(args.impl), args.alpha, args.max_fuse,
+    import shlex
+
+    line = command_line(args.stencil, args.fuse, args.dtype, args.gpu, list(args.impl), args.alpha, args.max_fuse,
                         getattr(args, "model", None), getattr(args, "grid", None), getattr(args, "steps", None))
+    words = [] if getattr(args, "field", None) is None else ["--field", args.field]
+    for item in getattr(args, "set_values", None) or []:
+        words += ["--set", item]
+    if getattr(args, "origin", None) is not None:
+        words.append(f"--origin={args.origin}")
+    if getattr(args, "flip", False):
+        words.append("--flip")
+    return " ".join([line, *(shlex.quote(w) for w in words)])

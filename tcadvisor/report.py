@@ -113,7 +113,7 @@ def format_advice(adv: Advice) -> str:
         ["roofline"] if roofline else []) + [ratio_header, "scenario"]
     align = "lll" + ("r" if show_fuse else "") + "rrrrrrlr" + ("r" if roofline else "") + "rr"
     rows = [option_row(o, show_fuse, cc_row, roofline) for o in adv.options]
-    lines = [head]
+    lines = [head] + source_lines(adv, notes=False)  # the source's notes are among the answer's notes below
     assumed = assumptions(adv)
     if assumed:
         lines.append(assumed)
@@ -221,9 +221,23 @@ def fallback_lines(adv: Advice) -> list[str]:
     return out
 
 
+def source_lines(adv: Advice, notes: bool) -> list[str]:
+    """Where a stencil read from the user's code came from (and, with ``notes``, the dtype it gave and the
+    reading's notes); nothing for a stencil given by name or as a Stencil."""
+    if adv.source is None:
+        return []
+    lines = [f"Stencil read from {adv.source.read_from}."]
+    if notes and adv.dtype_from is not None:
+        lines.append(f"dtype {adv.dtype}, from {adv.dtype_from} (--dtype to change).")
+    return lines + ([f"Note: {n.rstrip('.')}." for n in adv.source.notes] if notes else [])
+
+
 def assumptions(adv: Advice) -> str:
-    """One line: the grid and the time steps the answer assumed ('' for the base model with neither given)."""
+    """One line: the dtype where the stencil's source gave it, the grid and the time steps the answer assumed
+    ('' for the base model with none of them)."""
     parts = []
+    if adv.dtype_from is not None:
+        parts.append(f"dtype {adv.dtype}, from {adv.dtype_from} (--dtype to change)")
     if adv.grid is not None:
         grid = "x".join(map(str, adv.grid))
         parts.append(f"grid {grid}" + ("" if adv.grid_given else " (the bundled kernels' default, as 'tcadvisor run'; "
@@ -406,4 +420,13 @@ def advice_dict(adv: Advice) -> dict:
         "options": [_with_accuracy(adv, o) for o in adv.options],
         "best": {u: option_dict(o) for u, o in adv.best.items()},
         "verdict": {k: _clean(x) for k, x in verdict.items()},
+        **({"source": source_dict(adv)} if adv.source is not None else {}),
     }
+
+
+def source_dict(adv: Advice) -> dict:
+    """The stencil as read from the user's code: where from, its offsets and weights, the dtype and the notes."""
+    src, st = adv.source, adv.stencil
+    return {"read_from": src.read_from, "dtype": src.dtype, "dtype_used": adv.dtype_from is not None,
+            "offsets": [list(o) for o in st.offsets],
+            "weights": None if st.weights is None else list(st.weights), "notes": list(src.notes)}

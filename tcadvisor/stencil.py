@@ -383,7 +383,8 @@ def _from_points(shape: str | None, dims: int, npoints: int, text: str) -> Stenc
 
 
 def parse_stencil(text: str) -> Stencil:
-    """Parse a stencil name, or load a custom stencil from a file path."""
+    """Parse a stencil name, or load a custom stencil from a file path: an offsets file, a ``.npy`` weight
+    array or a C loop nest (:func:`tcadvisor.sources.read_path`, with its defaults; a ``.py`` file is refused)."""
     if not isinstance(text, (str, Path)) and not hasattr(text, "__fspath__"):
         raise TcAdvisorError(f"stencil {_short_repr(text)} ({type(text).__name__}) is not a name; expected e.g. "
                              "Box-3D1R, Star-2D2R, Heat-2D or a file of offsets")
@@ -393,6 +394,10 @@ def parse_stencil(text: str) -> Stencil:
     if not raw:
         raise TcAdvisorError("empty stencil name; expected e.g. Box-3D1R, Star-2D2R, Heat-2D or a file of offsets")
     path = Path(raw)
+    from .sources import PATH_SUFFIXES, read_path
+
+    if path.suffix.lower() in PATH_SUFFIXES:  # a .npy weight array or a C loop nest (a .py file is refused)
+        return read_path(path).stencil
     if path.suffix.lower() in (".txt", ".yaml", ".yml", ".json", ".stencil") or path.is_file():
         return load_stencil_file(path)
     # A hyphen right before the count is a sign, not a separator: Box-2D-1R asks for radius -1.

@@ -25,7 +25,8 @@ of absolute values above 1 grow the solution geometrically.
 def register(sub, commands: dict) -> None:
     p = sub.add_parser("run", help="run a bundled kernel on the GPU: correctness, GStencils/s, fraction of the model's bound",
                        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("stencil", help="Box-2D1R, Star-3D1R, Heat-1D, ... (box and star stencils)")
+    p.add_argument("stencil", help="Box-2D1R, Star-3D1R, Heat-1D, ... (box and star stencils), or a file of "
+                                   "offsets, a weight array (.npy) or a loop nest (.c, .cu, ...) of such a stencil")
     p.add_argument("--fuse", "-t", type=int, default=1, help="time steps per sweep (default 1)")
     p.add_argument("--dtype", default="double", help="double, float, half or bfloat16 (default double)")
     p.add_argument("--unit", default=None,
@@ -46,16 +47,19 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first (default 1)")
     p.add_argument("--no-check", action="store_true", help="skip the correctness checks")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from ..queryargs import add_source_arguments
+
+    add_source_arguments(p)
     commands["run"] = cmd_run
 
 
 def cmd_run(args) -> int:
     from ..dtypes import parse_dtype
     from ..errors import TcAdvisorError
-    from ..stencil import parse_stencil
+    from ..queryargs import stencil_from_args
     from . import registry, runner
 
-    stencil = parse_stencil(args.stencil)
+    stencil = stencil_from_args(args)
     dtype = parse_dtype(args.dtype)
     if args.unit is not None and args.unit not in registry.units():
         raise TcAdvisorError(f"--unit {args.unit!r}: the bundled kernels run on {', '.join(registry.units())}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..errors import TcAdvisorError
+from ..queryargs import add_source_arguments
 
 #: The papers' standard stencils (the SparStencil, SPIDER and ConvStencil benchmark sets).
 TABLE_STENCILS = ("Heat-1D", "1D5P", "Heat-2D", "Box-2D9P", "Star-2D13P", "Box-2D25P", "Box-2D49P",
@@ -127,13 +128,14 @@ def _describe(target: dict, res, stencil, fuse: int) -> list[str]:
 
 
 def cmd_alpha(args) -> int:
-    from ..stencil import check_fuse, parse_stencil
+    from ..queryargs import stencil_from_args
+    from ..stencil import check_fuse
 
     if args.table:
         return _table(args)
     if not args.stencil:
         raise TcAdvisorError("alpha needs a stencil (e.g. 'tcadvisor alpha Box-2D49P') or --table")
-    stencil = parse_stencil(args.stencil)
+    stencil = stencil_from_args(args)
     try:
         fuse = int(args.fuse) if args.fuse is not None else 1
     except ValueError:
@@ -180,7 +182,9 @@ def _table(args) -> int:
     from . import PAPER_SETTING, alpha_for, module, names
 
     ignored = [name for name, given in (("a stencil", args.stencil), ("--impl", args.impl), ("--dtype", args.dtype),
-                                        ("--mma", args.mma)) if given is not None]
+                                        ("--mma", args.mma), ("--field", args.field), ("--origin", args.origin),
+                                        ("--set", args.set_values or None), ("--flip", args.flip or None))
+               if given is not None]
     if ignored:
         raise TcAdvisorError(f"--table takes no stencil, --impl, --dtype or --mma (it covers the papers' stencils "
                              f"with every transformation at its paper's precision and instruction); got "
@@ -237,7 +241,8 @@ def _check_table_depths(text: str) -> None:
 def register(sub, commands: dict) -> None:
     p = sub.add_parser("alpha", help="α by construction: how each transformation maps a (fused) stencil onto "
                                      "Tensor Core instructions, with matrix sizes, padding and MMAs per point")
-    p.add_argument("stencil", nargs="?", help="stencil name or file of offsets (with optional weights)")
+    p.add_argument("stencil", nargs="?", help="stencil name, file of offsets (with optional weights), weight array "
+                                              "(.npy) or loop nest (.c, .cu, ...); see docs/sources.md")
     p.add_argument("--fuse", "-t", help="fusion depth t (default 1; with --table a range, default 1-4)")
     p.add_argument("--impl", metavar="NAME", help="implementation profile (ConvStencil, SPIDER, SparStencil, "
                    "LoRAStencil, TCStencil, tcadvisor-tc) or transformation name; default: every profile "
@@ -248,4 +253,5 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--table", action="store_true", help="α of every transformation for the papers' standard "
                                                         "stencils at t = 1..4 (--fuse: up to 128 depths)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_source_arguments(p)
     commands["alpha"] = cmd_alpha
