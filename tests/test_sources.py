@@ -232,6 +232,8 @@ def test_npy_files(tmp_path):
     with pytest.raises(TcAdvisorError, match="never imports"):
         tcadvisor.parse_stencil(str(tmp_path / "step.py"))
     assert tcadvisor.parse_stencil(str(tmp_path / "lap.npy")) == src.stencil
+    adv = tcadvisor.advise(str(tmp_path / "lap.npy"), gpu="a100", fuse=1)  # a path: read as the CLI reads it
+    assert adv.dtype == "float" and adv.dtype_from == str(tmp_path / "lap.npy") and adv.source == src
 
 
 def test_names_stencils_and_offsets_files_pass_through(tmp_path):

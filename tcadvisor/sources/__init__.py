@@ -133,6 +133,9 @@ def _reader(module: str, what: str):
                              "lacks") from None
 
 
+_LIBRARY_NAMES = {"pystencils": "pystencils", "devito": "Devito", "sympy": "SymPy"}
+
+
 def _symbolic_kind(obj: Any) -> str | None:
     """'pystencils', 'devito' or 'sympy' for such an object, or a list or tuple of them (decided from the type's
     module, nothing imported), else None."""
@@ -173,15 +176,13 @@ def stencil_from(obj: Any, *, origin: Any = None, flip: bool = False, field: str
         return read_path(obj, origin=origin, flip=flip, field=field, values=values, name=name)
     kind = _symbolic_kind(obj)
     if kind is not None:
-        _only(f"a {kind} expression", given, ("field", "values"))
-        symbolic = _reader("symbolic", f"{kind} expressions")
-        if kind == "pystencils" or (kind == "sympy" and symbolic.is_pystencils(obj)):
-            source = symbolic.from_pystencils(obj, field=field, values=values)
-        elif kind == "devito" or symbolic.is_devito(obj):
-            source = symbolic.from_devito(obj, field=field, values=values)
-        else:
-            source = symbolic.from_sympy(obj, field=field, values=values)
-        return _named(source, name)
+        symbolic = _reader("symbolic", f"{_LIBRARY_NAMES[kind]} expressions")
+        if kind == "sympy":  # pystencils' assignments and Devito's expressions are SymPy types: whose reads?
+            kind = "pystencils" if symbolic.is_pystencils(obj) else "devito" if symbolic.is_devito(obj) else kind
+        _only(f"a {_LIBRARY_NAMES[kind]} expression", given, ("field", "values"))
+        read = {"pystencils": symbolic.from_pystencils, "devito": symbolic.from_devito,
+                "sympy": symbolic.from_sympy}[kind]
+        return _named(read(obj, field=field, values=values), name)
     if isinstance(obj, Mapping):
         _only("a mapping", given, ("flip", "values"))
         return arrays.from_mapping(obj, flip=flip, name=name, values=values)
