@@ -219,7 +219,7 @@ def from_array(obj: Any, *, origin: Any = None, flip: bool = False, name: str | 
     ``read_from`` names where the array came from (a file); the array's library,
     element type, shape and centre are added to it.
     """
-    what = f"the weights in {read_from}" if read_from else "the weight array"
+    what = f"the weight array in {read_from}" if read_from else "the weight array"
     arr, dtype_text = host_array(obj, what)
     dtype = stencil_dtype(dtype_text, what)
     library = library_of(obj)
