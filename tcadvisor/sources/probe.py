@@ -172,7 +172,8 @@ def from_function(fn: Callable[[np.ndarray], Any], *, dims: int | None = None,
         raise TcAdvisorError(f"update function {probe.name} returns zeros for an impulse: it reads no value (every "
                              "weight is zero)")
     peak = float(np.nanmax(np.abs(response)))
-    noise = probe.tolerance(peak, 1)  # rounding of an FFT-based or reassociated evaluation, not weights
+    # rounding of an FFT-based or reassociated evaluation (of the order of eps · log(cells)), not weights
+    noise = probe.tolerance(peak, PROBE_SIDE)
     far = [tuple(int(c - k) for k in idx) for idx in found if abs(response[tuple(idx)]) > noise
            and max(abs(int(c - k)) for k in idx) > R]
     if far:
@@ -200,7 +201,7 @@ def from_function(fn: Callable[[np.ndarray], Any], *, dims: int | None = None,
     expected = np.full(shape, np.nan)
     expected[(slice(1, None),) * dims] = response[(slice(None, -1),) * dims]
     both = ~np.isnan(moved) & ~np.isnan(expected)
-    if not np.all(np.abs(moved[both] - expected[both]) <= probe.tolerance(peak, 1)):
+    if not np.all(np.abs(moved[both] - expected[both]) <= noise):
         raise TcAdvisorError(f"update function {probe.name} is not the same stencil at every point: an impulse moved "
                              "by one cell answers other weights (coefficients that vary with position)")
 
