@@ -337,6 +337,20 @@ def _parse_error_line(exc: Exception, parser: Any) -> int | None:
         return None
 
 
+def _loop_at_file_scope(code: str) -> bool:
+    """Whether a loop keyword stands outside every brace (a kerncraft snippet), so the wrapped reading goes first."""
+    depth = 0
+    for m in re.finditer(r"[{}]|\b(?:for|while|do)\b", code):
+        token = m.group(0)
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        elif depth <= 0:
+            return True
+    return False
+
+
 def _parse(code: str, where: _Where, cxx: bool):
     """The pycparser AST of ``code``: as it is, or else its statements read as one function's body (kerncraft's
     kernel snippets have loops at file scope)."""
@@ -348,7 +362,7 @@ def _parse(code: str, where: _Where, cxx: bool):
     prelude = " ".join(f"typedef {base} {name};" for name, base in _PRELUDE_TYPES.items()
                        if name in used and name not in declared)
     failures = []
-    for wrap in (False, True):
+    for wrap in ((True, False) if _loop_at_file_scope(code) else (False, True)):
         parser = c_parser.CParser()
         text = f"{prelude} void __tcadvisor_kernel(void) {{ {code}\n}}" if wrap else f"{prelude} {code}"
         try:
