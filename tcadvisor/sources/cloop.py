@@ -714,7 +714,6 @@ class _Reader:
     def convert(self, node, depth: int = 0) -> _Linear:
         from pycparser import c_ast
 
-        sp = self.sp
         if depth > MAX_EXPRESSION_DEPTH:
             raise self.fail(node, f"the update's expression nests more than {MAX_EXPRESSION_DEPTH} deep; expected "
                                   "an ordinary stencil expression")
