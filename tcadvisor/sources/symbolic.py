@@ -244,8 +244,11 @@ def _pick(reads: list[_Read], field: str | None, what: str) -> tuple[str, int | 
     for r in reads:
         levels[r.label].setdefault(r.level, (r.level_text, set()))[1].add(r.node)
 
+    def latest_first(label: str) -> list:
+        return sorted(levels[label].items(), key=lambda item: -10 ** 9 if item[0] is None else -item[0])
+
     def described(label: str) -> str:
-        texts = [text for text, _ in levels[label].values() if text is not None]
+        texts = [text for _, (text, _) in latest_first(label) if text is not None]
         return f"{label} at {_names(texts)}" if len(texts) > 1 else label
 
     if not labels:
@@ -263,7 +266,7 @@ def _pick(reads: list[_Read], field: str | None, what: str) -> tuple[str, int | 
     # the most-read time level (distinct reads), the latest on a tie
     level = max(by_level, key=lambda lv: (len(by_level[lv][1]), -10 ** 9 if lv is None else lv))
     left_out = []
-    others = [text for lv, (text, _) in by_level.items() if lv != level]
+    others = [text for lv, (text, _) in latest_first(field) if lv != level]
     if others:
         left_out.append(f"of {field} at {_names(others)}")
     left_out += [f"of {label}" for label in labels if label != field]
@@ -338,7 +341,7 @@ def _read(what: str, rhs: Any, reads: list[_Read], field: Any, values: Mapping |
         raise TcAdvisorError(f"{what}: {exc}") from None
     notes = []
     if left_out:
-        notes.append(f"reads of {_names(left_out)} are left out: the stencil is {label}'s reads{at}")
+        notes.append(f"reads {_names(left_out)} are left out: the stencil is {label}'s reads{at}")
     coefficient_fields = sorted({r.label for r in reads if r.label != label}
                                 & {s.name for c in coefficients.values() for s in c.free_symbols})
     if coefficient_fields:
@@ -374,6 +377,13 @@ def _one(items: list, what: str, writes: Callable[[Any], str]) -> Any:
         raise TcAdvisorError(f"{what} holds {len(items)} updates (of {shown}); a stencil is one update: pass the "
                              "one to model")
     return items[0]
+
+
+def _nodes(expr: Any, kinds: tuple) -> list:
+    """The distinct nodes of ``expr`` of the given types, in SymPy's preorder (a stable order for messages)."""
+    import sympy
+
+    return list(dict.fromkeys(n for n in sympy.preorder_traversal(expr) if isinstance(n, kinds)))
 
 
 def _integer(value: Any) -> int | None:
@@ -426,7 +436,7 @@ def from_pystencils(obj: Any, *, field: Any = None, values: Mapping | None = Non
     what = f"the pystencils {kind if lhs is not None or kind.startswith('list') else 'expression'}"
     _count_nodes(rhs, what)
     reads = []
-    for node in rhs.atoms(Access):
+    for node in _nodes(rhs, (Access,)):
         index = tuple(node.index)
         label = node.field.name + (f"({', '.join(map(str, index))})" if index else "")
         reads.append(_Read(label, None, None, node))
@@ -483,36 +493,39 @@ def from_devito(obj: Any, *, field: Any = None, values: Mapping | None = None) -
                              "update such as Eq(u.forward, ...) (solve the PDE for u.forward first)")
 
     def parts(node):
-        """(function, [(index, dimension)]) of a function application or an Indexed."""
+        """(function, [(index, dimension, reference)], in cells?) of a function application or an Indexed: a
+        read's shift is its index less the reference (a staggered function's own position, x + h_x/2)."""
         fn = node.function
         dims = tuple(fn.dimensions)
-        return fn, list(zip(node.indices, dims)), isinstance(node, DevitoIndexed)
+        cells = isinstance(node, DevitoIndexed)
+        refs = tuple(dims if cells else (getattr(fn, "indices_ref", None) or dims))
+        return fn, list(zip(node.indices, dims, refs)), cells
 
-    def time_level(index, dim, cells) -> tuple[int | None, str]:
-        step = sympy.simplify(index - dim) if cells else sympy.simplify((index - dim) / dim.spacing)
+    def time_level(index, dim, ref, cells) -> tuple[int | None, str]:
+        step = sympy.simplify(index - ref) if cells else sympy.simplify((index - ref) / dim.spacing)
         level = _integer(step)
         if level is None:
             raise TcAdvisorError(f"{what} reads at time {index}, not a whole number of steps from {dim}")
         return level, str(index)
 
     reads = []
-    nodes = {n for n in sympy.preorder_traversal(rhs) if isinstance(n, (AbstractFunction, DevitoIndexed))
-             and getattr(n, "function", None) is not None and getattr(n, "indices", None)}
+    nodes = [n for n in _nodes(rhs, (AbstractFunction, DevitoIndexed))
+             if getattr(n, "function", None) is not None and getattr(n, "indices", None)]
     for node in nodes:
         fn, pairs, cells = parts(node)
         level, text = None, None
-        for index, dim in pairs:
+        for index, dim, ref in pairs:
             if getattr(dim, "is_Time", False):
-                level, text = time_level(index, dim, cells)
+                level, text = time_level(index, dim, ref, cells)
         reads.append(_Read(fn.name, level, text, node))
 
     def offset_of(r: _Read) -> tuple[int, ...]:
         fn, pairs, cells = parts(r.node)
         out = []
-        for index, dim in pairs:
+        for index, dim, ref in pairs:
             if getattr(dim, "is_Time", False):
                 continue
-            shift = sympy.simplify(index - dim)
+            shift = sympy.simplify(index - ref)
             if not cells and shift != 0:
                 shift = sympy.simplify(shift / dim.spacing)
             value = _integer(shift)
@@ -556,7 +569,7 @@ def from_sympy(obj: Any, *, field: Any = None, values: Mapping | None = None) ->
     what = f"the SymPy {kind}"
     _count_nodes(obj, what)
     lhs, rhs = (obj.lhs, obj.rhs) if has_sides else (None, obj)
-    reads = [_Read(str(node.base.label), None, None, node) for node in rhs.atoms(sympy.Indexed)]
+    reads = [_Read(str(node.base.label), None, None, node) for node in _nodes(rhs, (sympy.Indexed,))]
     loops: dict[int, tuple[Any, int]] = {}  # axis -> (loop symbol, its shift on the left side)
     if isinstance(lhs, sympy.Indexed):
         for axis, index in enumerate(lhs.indices):
