@@ -84,6 +84,7 @@ def test_sympy_refusals():
     one_line(lambda: stencil_from(u[i + 1] * u[i - 1]), "not linear in u", "product")
     one_line(lambda: stencil_from(u[i] ** 2 + u[i + 1]), "not linear in u", "power")
     one_line(lambda: stencil_from(sp.sin(u[i]) + u[i + 1]), "not linear in u", "sin")
+    one_line(lambda: stencil_from(u[i] / u[i + 1]), "not linear in u", "division by a read")
     one_line(lambda: stencil_from(u[i + k] + u[i]), "not i plus a constant integer")
     one_line(lambda: stencil_from(u[i + sp.Rational(1, 2)] + u[i]), "not i plus a constant integer")
     one_line(lambda: stencil_from(u[i + 1] + u[i], values={"dt": 1}), "values names dt", "does not use")

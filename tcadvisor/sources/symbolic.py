@@ -227,7 +227,9 @@ class _Linear:
         elif isinstance(node, sympy.Pow):
             base, exponent = self.form(node.base, depth + 1), self.form(node.exp, depth + 1)
             if base is not None or exponent is not None:
-                self.refuse(node, "a power of a read" if base is not None else "a read in an exponent")
+                why = ("a read in an exponent" if base is None else "a division by a read"
+                       if node.exp.is_negative else "a power of a read")
+                self.refuse(node, why)
             out = None
         else:
             if any(self.form(arg, depth + 1) is not None for arg in node.args):
