@@ -452,12 +452,14 @@ def from_pystencils(obj: Any, *, field: Any = None, values: Mapping | None = Non
 
     stencil, notes, read = _read(what, rhs, reads, field, values, offset_of)
     f = read.node.field
-    dtype, dtype_note = _dtype(read.label, getattr(f.dtype, "numpy_dtype", None) or str(f.dtype))
+    numpy_dtype = getattr(f.dtype, "numpy_dtype", None)  # a NumPy dtype is falsy (len 0): test for None
+    dtype, dtype_note = _dtype(read.label, str(f.dtype) if numpy_dtype is None else numpy_dtype)
     if inlined:
         notes.insert(0, "the collection's subexpressions were inlined into its main assignment")
     notes.append(dtype_note)
     shown = kind if lhs is not None else "expression"
-    read_from = f"a pystencils {shown} on {read.label} ({stencil.dims}D, {getattr(f.dtype, 'numpy_dtype', f.dtype)})"
+    element = f.dtype if numpy_dtype is None else numpy_dtype
+    read_from = f"a pystencils {shown} on {read.label} ({stencil.dims}D, {element})"
     return StencilSource(stencil, dtype, read_from, tuple(notes))
 
 
@@ -590,9 +592,9 @@ def from_sympy(obj: Any, *, field: Any = None, values: Mapping | None = None) ->
         idx = {s for s in used if isinstance(s, sympy.Idx)}
         candidates = idx or used
         if len(candidates) != 1:
-            raise TcAdvisorError(f"{what} indexes axis {axis} of {label} with {_names(sorted(map(str, used))) or 'no symbol'}"
-                                 "; expected one loop index per axis (a sympy.Idx, or write the update as "
-                                 "Eq(v[i, j], ...))")
+            indexed = _names(sorted(map(str, used))) or "no symbol"
+            raise TcAdvisorError(f"{what} indexes axis {axis} of {label} with {indexed}; expected one loop index "
+                                 "per axis (a sympy.Idx, or write the update as Eq(v[i, j], ...))")
         loops[axis] = (next(iter(candidates)), 0)
         return loops[axis]
 
