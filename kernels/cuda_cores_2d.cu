@@ -1,4 +1,4 @@
-// CUDA cores, temporal fusion: T time steps per sweep, 1D and 2D, box and star.
+// CUDA cores, temporal fusion: T time steps per sweep, 1D and 2D, box, star and any other tap set.
 //
 // Each block owns a strip of COLS = NT*V columns (outputs plus a halo of RX*T on
 // each side) and streams down the rows of its y-range, NR rows per iteration.
@@ -36,8 +36,10 @@
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
 // K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
 // thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC, K_DIRECT,
-// K_KEEP (optional, default 0).  Weights live in __constant__ memory, so every FMA takes its weight
-// straight from the constant bank.
+// K_KEEP (optional, default 0), K_TAPS (optional: the taps of a stencil that is
+// neither box nor star, a bitmask per row of the KH x KW box; see tap()).  Weights
+// live in __constant__ memory, on the KH x KW box whatever the taps, so every FMA
+// takes its weight straight from the constant bank.
 // Shared rows are stored "by residue": element L sits at (L % V)*SUBLEN + L / V,
 // which makes both the thread-contiguous reads and the coalesced writes
 // bank-conflict free.
@@ -83,7 +85,23 @@ extern "C" __constant__ real c_w[KH * KW];
 // Read by the host to size the dynamic shared memory exactly as the kernel lays it out.
 extern "C" __constant__ int k_rowbuf = ROWBUF;
 
+#ifdef K_TAPS
+// Any other stencil: K_TAPS is one identifier holding, per kernel row a, '_' and the row's bitmask of columns b in
+// hex (TAPHEX digits, most significant first): Upwind-2D with r = 2 is _04_04_07_00_00.  An identifier, so that
+// no compiler driver splits or re-quotes it (nvcc splits -D values at commas); read as a constexpr string, so the
+// unrolled loops drop the absent taps at compile time.
+#define TAPHEX ((KW + 3) / 4)
+#define TAPS_STR_(x) #x
+#define TAPS_STR(x) TAPS_STR_(x)
+static_assert(sizeof(TAPS_STR(K_TAPS)) == KH * (TAPHEX + 1) + 1, "K_TAPS: one '_' and TAPHEX hex digits per kernel row");
+__device__ __forceinline__ constexpr int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+__device__ __forceinline__ constexpr bool tap(int a, int b) {
+    constexpr char taps[] = TAPS_STR(K_TAPS);
+    return (hex_digit(taps[a * (TAPHEX + 1) + TAPHEX - b / 4]) >> (b % 4)) & 1;
+}
+#else
 __device__ __forceinline__ constexpr bool tap(int a, int b) { return STAR ? (a == RY || b == RX) : true; }
+#endif
 __device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
 
 // One element global -> shared without registers (cp.async; `ok` false zero-fills), and the wait for all of a

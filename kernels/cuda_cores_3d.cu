@@ -1,4 +1,4 @@
-// CUDA cores, temporal fusion in 3D: T time steps per sweep, box and star.
+// CUDA cores, temporal fusion in 3D: T time steps per sweep, box, star and any other tap set.
 //
 // Each block owns a tile of the xy-plane, COLS = BX*V columns by ROWS = BY rows
 // (outputs plus a halo of R*T on every side), and streams along z.  As in the 2D
@@ -23,7 +23,10 @@
 //
 // Compile-time parameters (-D): K_REAL, K_R, K_T, K_STAR, K_V (x columns per
 // thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF, K_W (optional,
-// default 0, 1 and 1).  Weights in __constant__ memory, indexed [p][a][b].
+// default 0, 1 and 1), K_TAPS (optional: the taps of a stencil that is neither
+// box nor star, a bitmask per row of the KW^3 box; see tap()).  R is the largest
+// |offset| on any axis, so every tap lies in the box and the pending planes, halos
+// and trimmed rows hold for any tap set.  Weights in __constant__ memory, indexed [p][a][b].
 
 typedef K_REAL real;
 #define R K_R
@@ -69,9 +72,25 @@ extern "C" __constant__ real c_w[KW * KW * KW];
 // Read by the host to size the dynamic shared memory exactly as the kernel lays it out.
 extern "C" __constant__ int k_planebuf = PLANEBUF;
 
+#ifdef K_TAPS
+// Any other stencil: K_TAPS is one identifier holding, per kernel row (p, a) in that order, '_' and the row's
+// bitmask of columns b in hex (TAPHEX digits, most significant first), as in kernels/cuda_cores_2d.cu: an
+// identifier that no compiler driver splits, read as a constexpr string so the unrolled loops drop absent taps.
+#define TAPHEX ((KW + 3) / 4)
+#define TAPS_STR_(x) #x
+#define TAPS_STR(x) TAPS_STR_(x)
+static_assert(sizeof(TAPS_STR(K_TAPS)) == KW * KW * (TAPHEX + 1) + 1,
+              "K_TAPS: one '_' and TAPHEX hex digits per kernel row");
+__device__ __forceinline__ constexpr int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+__device__ __forceinline__ constexpr bool tap(int p, int a, int b) {
+    constexpr char taps[] = TAPS_STR(K_TAPS);
+    return (hex_digit(taps[(p * KW + a) * (TAPHEX + 1) + TAPHEX - b / 4]) >> (b % 4)) & 1;
+}
+#else
 __device__ __forceinline__ constexpr bool tap(int p, int a, int b) {
     return STAR ? ((a == R && b == R) || (p == R && (a == R || b == R))) : true;
 }
+#endif
 __device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
 
 extern "C" __global__ void __launch_bounds__(NT)

@@ -85,6 +85,18 @@ CASES_3D = [(Stencil.box(3, 1), t, dtype) for t in (1, 2, 3, 5) for dtype in ("d
 CASES_2D = [(Stencil.box(2, 1), t, dtype) for t in (1, 3, 8, 12) for dtype in ("double", "float")] + [
     (Stencil.star(2, 1), 9, "double"), (Stencil.box(2, 3), 2, "float"), (Stencil.box(1, 2), 4, "double")]
 
+#: Stencils that are neither box nor star: their taps are compiled in (K_TAPS), the rest of the kernel is the same.
+_RING = [(a, b) for a in range(-2, 3) for b in range(-2, 3) if (a, b) not in ((-1, 0), (1, 1), (0, 2), (2, -2))]
+CUSTOM = [
+    Stencil.from_offsets([(0, 0), (0, -1), (0, -2), (-1, 0), (-2, 0)], name="Upwind-2D"),  # asymmetric
+    Stencil.from_offsets(_RING, name="Holes-2D"),  # a 5x5 box with holes
+    Stencil.from_offsets([(0, 0), (1, 1), (-1, -1), (1, -1), (-1, 1)], name="Diagonal-2D"),  # no axis tap but 0
+    Stencil.from_offsets([(0,), (-1,), (-3,), (1,)], name="Upwind-1D"),  # asymmetric, with a hole
+    Stencil.from_offsets([(0, 0, 0), (-1, 0, 0), (0, -1, 0), (0, 0, -1), (0, 0, -2)], name="Upwind-3D"),
+    Stencil.from_offsets([(d, d, d) for d in (-1, 0, 1)] + [(1, -1, 1)], name="Diagonal-3D"),
+]
+CASES_CUSTOM = [(st, t, dtype) for st in CUSTOM for t, dtype in ((1, "double"), (3 if st.dims < 3 else 2, "float"))]
+
 
 #: The knobs (the GPU scans choose among them): 3D trimmed rows, planes in flight, rows per thread, tile shapes;
 #: 1D/2D input rows copied into shared memory with cp.async (deferred to the wait by the emulation), outputs
@@ -110,6 +122,9 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.box(2, 2), 3, "float", {"keep_columns": True, "direct_store": True, "rows_per_iter": 2}),
             (Stencil.box(1, 2), 4, "double", {"keep_columns": True}), (Stencil.box(2, 1), 1, "float", {"keep_columns": True})]
 
+CUSTOM_KNOBS = [(CUSTOM[0], 2, "double", {"keep_columns": True, "direct_store": True, "async_copy": True}),
+                (CUSTOM[4], 2, "double", {"trap": True, "prefetch": 2, "rows_per_thread": 2, "v": 2, "rows": 24})]
+
 
 def _ids(v):
     if isinstance(v, Stencil):
@@ -119,8 +134,8 @@ def _ids(v):
     return str(v)
 
 
-@pytest.mark.parametrize("stencil, fuse, dtype, options", [c + ({},) for c in CASES_3D + CASES_2D] + KNOBS,
-                         ids=_ids)
+@pytest.mark.parametrize("stencil, fuse, dtype, options",
+                         [c + ({},) for c in CASES_3D + CASES_2D + CASES_CUSTOM] + KNOBS + CUSTOM_KNOBS, ids=_ids)
 def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype, options):
     shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 700))
     precision = {"double": "fp64", "float": "fp32"}[dtype]
@@ -157,8 +172,8 @@ def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, opt
     assert np.array_equal(run_sweep(plain, x).view(np.uint8), run_sweep(kept, x).view(np.uint8))
 
 
-@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float")],
-                         ids=_ids)
+@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float"),
+                                                  (CUSTOM[0], 2, "double"), (CUSTOM[5], 2, "float")], ids=_ids)
 def test_negative_control_fails_the_same_check(host_kernels, stencil, fuse, dtype):
     """A kernel running a weight perturbed as the GPU negative controls do is caught by the same check."""
     precision = {"double": "fp64", "float": "fp32"}[dtype]
@@ -289,3 +304,23 @@ def test_the_kernel_description_reads_back_to_its_plan(host_kernels, stencil, fu
     kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
                           **options)
     assert recorded_cuda_core_plan(stencil, fuse, precision, kernel.describe()) == kernel.plan, kernel.describe()
+
+
+@pytest.mark.parametrize("stencil", [st for st in CUSTOM if st.dims > 1]
+                         + [Stencil.from_offsets([(0, 40), (-3, -40), (1, 0)], name="Wide-2D")], ids=_ids)
+def test_the_tap_set_is_the_stencils_support(stencil):
+    """K_TAPS of the 2D and 3D kernels ('_' and a row's bitmask of columns in hex, per kernel row: one identifier,
+    which nvcc does not split at commas) decodes to the stencil's mask, in the layout of the uploaded weights; box
+    and star plans carry none (their code is the built-in predicate, as before tap sets existed)."""
+    from tcadvisor.gpu.plans import plan_cuda_cores
+
+    for plain in (Stencil.box(stencil.dims, 1), Stencil.star(stencil.dims, 2)):
+        assert "K_TAPS" not in dict(plan_cuda_cores(plain, 2, "fp64").defines)
+    text = dict(plan_cuda_cores(stencil, 1, "fp64").defines)["K_TAPS"]
+    assert text.isidentifier() and text[0] == "_"
+    mask = stencil.mask()
+    side = mask.shape[-1]
+    rows = [int(row, 16) for row in text[1:].split("_")]
+    assert len(rows) == mask.size // side and all(len(row) == -(-side // 4) for row in text[1:].split("_"))
+    decoded = np.array([[(row >> b) & 1 for b in range(side)] for row in rows], dtype=bool).reshape(mask.shape)
+    assert np.array_equal(decoded, mask)

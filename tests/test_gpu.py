@@ -287,6 +287,23 @@ def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
         assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
 
 
+@pytest.mark.parametrize("offsets, t, dtype, grid", [
+    ([(0, 0), (0, -1), (0, -2), (-1, 0), (-2, 0)], 3, "double", "61x203"),  # upwind, asymmetric
+    ([(0, 0), (1, 1), (-1, -1), (1, -1), (-1, 1)], 2, "float", "37x131"),  # diagonal only
+    ([(0, 0, 0), (-1, 0, 0), (0, -1, 0), (0, 0, -1), (0, 0, -2)], 2, "double", "9x11x77"),  # upwind
+    ([(d, d, d) for d in (-1, 0, 1)] + [(1, -1, 1)], 3, "float", "13x70x45")])  # diagonal
+def test_cuda_cores_run_custom_stencils(offsets, t, dtype, grid):
+    """Stencils that are neither box nor star run on CUDA cores with their taps compiled in (K_TAPS), every sweep
+    checked against the reference."""
+    from tcadvisor.gpu.runner import run
+
+    st = Stencil.from_offsets(offsets)
+    assert st.shape == "custom"
+    res = run(st, dtype, "cuda_core", fuse=t, grid=grid, steps=2 * t + 1, seed=8, repeats=1, warmup=0)
+    assert res.unwritten == 0 and res.check.sweep.violations == 0, (res.check.sweep.violations, res.max_rel_error)
+    assert res.passed, (res.max_rel_error, res.tolerance)
+
+
 @pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1", "3x5", "1x1000", "1000x1"])
 @pytest.mark.parametrize("unit, dtype", [("cuda_core", "double"), ("tensor_core", "double"),
                                          ("tensor_core", "half"), ("sparse_tensor_core", "half"),

@@ -72,13 +72,20 @@ def test_resolve_defaults_and_names():
     ("sparse_tensor_core", Stencil.box(2, 1), 1, "float", "fp16", "not float"),
     ("tensor_core", Stencil.box(2, 3), 3, "double", "fp64", "too large"),
     ("tensor_core", Stencil.box(2, 1), 1, "double", "fp32", "runs FP64, TF32, FP16, BF16, not FP32"),
-    ("cuda_core", Stencil.from_offsets([(0, 0), (1, 1)]), 1, "double", "fp64", "box and star"),
+    ("cuda_core", Stencil.from_offsets([(0, 0), (1, 1)]), 1, "float", "fp64", "stores FP64 fields, not float"),
     ("sparse_tensor_core", Stencil.box(3, 1), 4, "half", "fp16", "81 kernel lines"),
     ("tensor_core", Stencil.box(3, 2), 2, "double", "fp64", "81 kernel rows"),
 ])
 def test_unsupported_needs_no_gpu(unit, stencil, fuse, dtype, precision, message):
     cls = registry.kernel_class(registry.bundled_profile(unit).kernel)
     assert __import__("re").search(message, cls.unsupported(stencil, fuse, dtype, precision))
+
+
+def test_the_cuda_core_kernel_runs_any_offsets():
+    """Custom stencils (any offsets within the radius) run on CUDA cores: their taps are compiled in."""
+    cls = registry.kernel_class(registry.bundled_profile("cuda_core").kernel)
+    for offsets in ([(0, 0), (1, 1)], [(0,), (-2,)], [(0, 0, 0), (-1, 0, 0), (0, 0, -2)]):
+        assert cls.unsupported(Stencil.from_offsets(offsets), 3, "double", "fp64") is None
 
 
 def test_sparse_kernel_refuses_old_gpus():

@@ -103,14 +103,17 @@ def test_advisor_availability_is_the_kernels_acceptance(gpu_key, dtype):
     assert checked == len(STENCILS) * len(UNITS) * len(DEPTHS) and accepted > 0
 
 
-def test_the_upwind_stencil_runs_on_the_dense_tensor_core_kernel():
-    """The issue's example: tcadvisor-tc used to claim 'box, star stencils only' for a stencil it runs."""
+def test_the_upwind_stencil_runs_on_the_dense_tensor_core_and_the_cuda_core_kernels():
+    """The issue's example: tcadvisor-tc used to claim 'box, star stencils only' for a stencil it runs.  The
+    CUDA-core kernel used to refuse it ('runs box and star stencils'); it now compiles the stencil's taps in, and
+    the refined model predicts it with K = 4 and the radius r = 1."""
     upwind = Stencil.from_offsets([(0, 0), (-1, 0), (0, -1), (-1, -1)])
     adv = advise(upwind, "float", find_spec("h100"), fuse=4)
     tc = next(o for o in adv.options if o.unit == "tensor_core")
     assert tc.available and tc.impl.name == "tcadvisor-tc"
     cc = next(o for o in adv.options if o.unit == "cuda_core")
-    assert not cc.available and "box and star" in cc.reason  # the CUDA-core kernel's own refusal
+    assert cc.available and cc.impl.name == "tcadvisor-cc" and cc.model == "refined" and cc.reason is None
+    assert cc.gstencils > 0
 
 
 def test_profile_precisions_are_the_kernels():

@@ -33,7 +33,11 @@ _WEIGHTS_OWNER: "weakref.WeakValueDictionary[int, CudaCoreKernel]" = weakref.Wea
 
 
 class CudaCoreKernel(BundledKernel):
-    """t fused steps of a box or star stencil on CUDA cores, one sweep per call."""
+    """t fused steps of a stencil on CUDA cores, one sweep per call.
+
+    Box and star stencils take the kernels' built-in tap predicate (``K_STAR``); any other offsets within the
+    radius r are compiled in as a tap set (``K_TAPS``, :func:`tcadvisor.gpu.plans.plan_cuda_cores`), so absent
+    taps cost no instruction.  The weights are the (2r+1)^d box of :meth:`Stencil.mask` either way."""
 
     name = "cuda_cores"
     unit = "cuda_core"
@@ -47,8 +51,6 @@ class CudaCoreKernel(BundledKernel):
         why = super().unsupported(stencil, fuse, dtype, precision, device)
         if why:
             return why
-        if stencil.shape not in ("box", "star"):
-            return f"the bundled CUDA-core kernel runs box and star stencils, not {stencil.name}"
         if cls.REAL[precision] != dtype:
             return f"the CUDA-core kernel stores {precision.upper()} fields, not {dtype}"
         if device is not None and tuple(device["cc"]) < (8, 0) and stencil.dims <= 2:

@@ -473,6 +473,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
         defines += (("K_KEEP", 1),) * keep_columns
+        defines += _cc_taps(stencil)
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
@@ -500,6 +501,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
                 + (("K_W", w),) * (w != 1))
+    defines += _cc_taps(stencil)
     return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * byt, (bx, byt, 1), smem,
                       {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
                       options={"v": v, "bx": bx, "by": by, "w": w, "r": r, "planebuf": planebuf, "trap": bool(trap),
@@ -599,6 +601,30 @@ def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
         lo, hi = r * s, by - r * s
         total += sum(min(by, y + unit) - y for y in range(0, by, unit) if y + unit > lo and y < hi)
     return Fraction(total, t * by)
+
+
+def _cc_taps(stencil: Stencil) -> tuple:
+    """``K_TAPS`` of the CUDA-core kernels for a stencil that is neither box nor star (none for those: their
+    taps are the kernels' built-in predicate, K_STAR, and their code stays what it was).
+
+    The kernels hold the weights on the box of side 2r+1 (r = the stencil's radius, its largest |offset| on any
+    axis; :meth:`Stencil.mask` indexed offset + r, as uploaded).  Each kernel row -- a row of that box along x,
+    in C order of the other axes (2D: y; 3D: z, then y; 1D: the one row) -- is ``_`` and the row's bitmask in
+    hex, ceil((2r+1)/4) digits, bit b set where column b (x offset b - r) is read: Upwind-2D
+    {(0,0), (0,-1), (0,-2), (-1,0), (-2,0)} is ``_04_04_07_00_00``.  One identifier, which no compiler
+    driver splits or re-quotes (nvcc splits -D values at commas).
+    """
+    if stencil.shape in ("box", "star"):
+        return ()
+    r, side = stencil.radius, 2 * stencil.radius + 1
+    digits = -(-side // 4)
+    bits = [0] * side ** (stencil.dims - 1)
+    for off in stencil.offsets:
+        row = 0
+        for v in off[:-1]:
+            row = row * side + v + r
+        bits[row] |= 1 << (off[-1] + r)
+    return (("K_TAPS", "".join(f"_{b:0{digits}x}" for b in bits)),)
 
 
 def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:
