@@ -32,7 +32,8 @@ CEILINGS = (("cuda_core", "fp64", "CUDA cores FP64"), ("cuda_core", "fp32", "CUD
 
 
 def result_dirs(root: str | Path | None = None) -> list[Path]:
-    """Directories under ``root`` (default: the packaged ``validation/results``) with a results.json."""
+    """Directories under ``root`` with a results.json (default: the checkout's ``validation/results``; a wheel
+    ships none)."""
     root = Path(root) if root is not None else data_dir("validation") / "results"
     return sorted(p.parent for p in root.glob("*/results.json"))
 
@@ -135,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         dirs = [Path(d) for d in args.dirs] if args.dirs else result_dirs()
+        if not dirs:  # an installed wheel ships no recorded runs (pyproject.toml): say so, not an empty table
+            raise TcAdvisorError(f"no results directory (one with a results.json) under "
+                                 f"{data_dir('validation') / 'results'}; the recorded runs are in the "
+                                 "repository and the sdist, not the wheel: pass directories, or run from a checkout")
         for d in dirs:
             if not (d / "results.json").is_file():
                 raise TcAdvisorError(f"{str(d)!r} holds no results.json")
