@@ -339,6 +339,9 @@ CONFIGS = [
     ("tensor_core", Stencil.box(3, 1), 1, "half"), ("tensor_core", Stencil.box(1, 4), 2, "bfloat16"),
     ("tensor_core", Stencil.box(2, 1), 3, "double"), ("tensor_core", Stencil.box(2, 1), 3, "float"),
     ("cuda_core", Stencil.box(2, 1), 3, "float"),
+    # custom stencils: their taps (K_TAPS) are one identifier, which nvcc does not split at commas
+    ("cuda_core", Stencil.from_offsets([(0, 0), (0, -1), (0, -2), (-1, 0), (-2, 0)]), 3, "double"),
+    ("cuda_core", Stencil.from_offsets([(d, d, d) for d in (-1, 0, 1)]), 2, "float"),
 ]
 #: Non-default knobs compile too (the GPU tests run them).
 KNOBS = [("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"prefetch": 0}),
