@@ -355,11 +355,14 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         loads = (v + 2 * r) / v * (1 if plan.dims <= 2 else (2 * r + w) / w)  # one row (2D), 2r+w rows per w (3D)
         if plan.options.get("keep"):  # 2D, own columns kept: steps 2..t read only their 2r halo columns
             loads = (v + 2 * r + (plan.fuse - 1) * 2 * r) / (plan.fuse * v)
+        stores = 1
+        if plan.options.get("layout") == "tile1d":  # 1D: points in registers, only the 2r edges cross threads
+            loads = stores = 2 * r / v
         pending = 2 * (plan.options["ry"] if plan.dims <= 2 else r)
         words = 2 if plan.precision == "fp64" else 1
         rows = plan.slices_per_step * (plan.tile["y"] if plan.dims == 3 else 1)
         values.update({model.K: ctx.stencil.K, model.P_cc: ctx.gpu.peak("cuda_core", ctx.precision),
-                       model.n_ld: loads, model.n_st: 1, model.n_mv: pending * words, model.n_w: words,
+                       model.n_ld: loads, model.n_st: stores, model.n_mv: pending * words, model.n_w: words,
                        model.n_it: plan.threads * v * plan.slices_per_step * plan.fuse,
                        model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1)})
     else:

@@ -36,7 +36,8 @@ def host_kernels(monkeypatch):
     that small grids are still cut into several chunks along the streamed axis)."""
 
     def module(filename, defines):
-        return _host_cuda.compile_module(filename, defines, "cc_stream3d" if "3d" in filename else "cc_stream2d")
+        function = {"cuda_cores_1d.cu": "cc_tile1d", "cuda_cores_3d.cu": "cc_stream3d"}.get(filename, "cc_stream2d")
+        return _host_cuda.compile_module(filename, defines, function)
 
     def const_int(self, name):
         return int(self.mod.array(name, np.int32, 1)[0])
@@ -113,14 +114,17 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.box(3, 2), 1, "double", {"rows_per_thread": 4, "rows": 24, "trap": True, "v": 2}),
             (Stencil.box(2, 1), 3, "double", {"async_copy": True}), (Stencil.box(2, 1), 12, "float", {"async_copy": True}),
             (Stencil.star(2, 1), 5, "double", {"async_copy": True, "rows_per_iter": 3}),
-            (Stencil.box(1, 2), 4, "float", {"async_copy": True}),
+            (Stencil.box(1, 2), 4, "float", {"stage": False}),
             (Stencil.box(2, 1), 12, "double", {"direct_store": True}),
             (Stencil.star(2, 2), 3, "float", {"direct_store": True, "async_copy": True, "rows_per_iter": 2}),
-            (Stencil.box(1, 1), 5, "double", {"direct_store": True}),
+            (Stencil.box(1, 1), 5, "double", {"v": 4, "cols": 128}),
+            (Stencil.box(1, 3), 3, "float", {"v": 16, "cols": 512, "stage": True}),
+            (Stencil.box(1, 2), 3, "double", {"layout": "stream", "direct_store": True}),
             (Stencil.box(2, 1), 12, "double", {"keep_columns": True, "async_copy": True, "direct_store": True}),
             (Stencil.star(2, 1), 5, "float", {"keep_columns": True, "rows_per_iter": 3}),
             (Stencil.box(2, 2), 3, "float", {"keep_columns": True, "direct_store": True, "rows_per_iter": 2}),
-            (Stencil.box(1, 2), 4, "double", {"keep_columns": True}), (Stencil.box(2, 1), 1, "float", {"keep_columns": True})]
+            (Stencil.box(1, 2), 4, "double", {"layout": "stream", "keep_columns": True}),
+            (Stencil.box(2, 1), 1, "float", {"keep_columns": True})]
 
 CUSTOM_KNOBS = [(CUSTOM[0], 2, "double", {"keep_columns": True, "direct_store": True, "async_copy": True}),
                 (CUSTOM[4], 2, "double", {"trap": True, "prefetch": 2, "rows_per_thread": 2, "v": 2, "rows": 24})]
@@ -137,7 +141,7 @@ def _ids(v):
 @pytest.mark.parametrize("stencil, fuse, dtype, options",
                          [c + ({},) for c in CASES_3D + CASES_2D + CASES_CUSTOM] + KNOBS + CUSTOM_KNOBS, ids=_ids)
 def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype, options):
-    shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 700))
+    shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 9001))
     precision = {"double": "fp64", "float": "fp32"}[dtype]
     kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
                           **options)
@@ -147,7 +151,9 @@ def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, d
     result = check(kernel, x, out)
     assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
     launches = kernel.kernel.launches
-    if stencil.dims > 1:  # 1D kernels stream over their single row
+    if stencil.dims == 1:  # 1D: tiles along the row
+        assert launches[-1][0][0] > 1, "the test grid should be cut into several tiles"
+    else:
         assert launches[-1][0][2 if stencil.dims == 3 else 1] > 1, "the test grid should be cut into several chunks"
     # The FLOPs the plan says the sweep executes (the refined model's and the report's "executed" figure)
     # are the FMAs the kernel ran, counted per thread.
@@ -173,13 +179,14 @@ def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, opt
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float"),
-                                                  (CUSTOM[0], 2, "double"), (CUSTOM[5], 2, "float")], ids=_ids)
+                                                  (CUSTOM[0], 2, "double"), (CUSTOM[5], 2, "float"),
+                                                  (Stencil.box(1, 2), 4, "double"), (CUSTOM[3], 3, "float")], ids=_ids)
 def test_negative_control_fails_the_same_check(host_kernels, stencil, fuse, dtype):
     """A kernel running a weight perturbed as the GPU negative controls do is caught by the same check."""
     precision = {"double": "fp64", "float": "fp32"}[dtype]
     w = random_weights(stencil.mask(), np.random.default_rng(3))
     good = host_kernels(stencil, fuse, dtype, precision, w)
-    x = data((11, 29, 70) if stencil.dims == 3 else (1, 23, 300), dtype)
+    x = data({3: (11, 29, 70), 2: (1, 23, 300), 1: (1, 1, 9001)}[stencil.dims], dtype)
     bad_out = None
     try:
         good.set_weights(perturb_largest_weight(w, precision).astype(good.np_dtype))
@@ -324,3 +331,18 @@ def test_the_tap_set_is_the_stencils_support(stencil):
     assert len(rows) == mask.size // side and all(len(row) == -(-side // 4) for row in text[1:].split("_"))
     decoded = np.array([[(row >> b) & 1 for b in range(side)] for row in rows], dtype=bool).reshape(mask.shape)
     assert np.array_equal(decoded, mask)
+
+
+def test_1d_tiles_are_the_planners(host_kernels):
+    """The 1D kernel's tiles: the halo r·t either side, outputs whole 16-byte vectors, refusals of the streaming
+    kernel's knobs in one line; ``layout="stream"`` still plans the 2D kernel on one row (recorded 1D runs)."""
+    st = Stencil.box(1, 2)
+    k = host_kernels(st, 6, "float", "fp32", random_weights(st.mask(), np.random.default_rng(0)))
+    assert k.plan.source == "cuda_cores_1d.cu" and k.tile1d
+    assert k.cols == 256 * 16 and k.txo == 4096 - 2 * 12 == 4072
+    assert "1D tiles of 256 threads x 16 points, staged" in k.describe()
+    with pytest.raises(TcAdvisorError, match="async_copy: the 1D CUDA-core kernel takes v, cols and stage only"):
+        host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)), async_copy=True)
+    stream = host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)),
+                          layout="stream")
+    assert stream.plan.source == "cuda_cores_2d.cu" and not stream.tile1d

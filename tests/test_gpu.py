@@ -291,7 +291,8 @@ def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
     ([(0, 0), (0, -1), (0, -2), (-1, 0), (-2, 0)], 3, "double", "61x203"),  # upwind, asymmetric
     ([(0, 0), (1, 1), (-1, -1), (1, -1), (-1, 1)], 2, "float", "37x131"),  # diagonal only
     ([(0, 0, 0), (-1, 0, 0), (0, -1, 0), (0, 0, -1), (0, 0, -2)], 2, "double", "9x11x77"),  # upwind
-    ([(d, d, d) for d in (-1, 0, 1)] + [(1, -1, 1)], 3, "float", "13x70x45")])  # diagonal
+    ([(d, d, d) for d in (-1, 0, 1)] + [(1, -1, 1)], 3, "float", "13x70x45"),  # diagonal
+    ([(0,), (-1,), (-3,), (1,)], 5, "double", "20011"), ([(0,), (-2,), (2,)], 7, "float", "30011")])  # 1D tiles
 def test_cuda_cores_run_custom_stencils(offsets, t, dtype, grid):
     """Stencils that are neither box nor star run on CUDA cores with their taps compiled in (K_TAPS), every sweep
     checked against the reference."""
@@ -397,3 +398,17 @@ def test_cli_runs_the_sparse_kernel(dtype, precision, mma):
     assert d["passed"] and d["precision"] == precision and d["mma"] == mma and d["unit"] == "sparse_tensor_core"
     assert d["impl"] == "tcadvisor-sptc" and d["alpha"] == pytest.approx(7 / 32)
     assert d["sweep_violations"] == 0
+
+
+@pytest.mark.parametrize("dtype, t, options", [("double", 1, {}), ("double", 8, {}), ("float", 16, {}),
+                                               ("float", 3, {"stage": False}), ("double", 4, {"v": 4, "cols": 512}),
+                                               ("double", 2, {"layout": "stream"})])
+def test_cuda_core_1d_tiles_are_right(dtype, t, options):
+    """The 1D tile kernel (kernels/cuda_cores_1d.cu), staged or not, on a grid of several tiles and a partial last
+    one, every sweep checked; and the streaming kernel it replaced, still launched for recorded runs."""
+    from tcadvisor.gpu.runner import run
+
+    res = run(Stencil.box(1, 2), dtype, "cuda_core", fuse=t, grid="40009", steps=2 * t + 1, seed=4, repeats=1,
+              warmup=0, kernel_options=options)
+    assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
+    assert ("1D tiles" in res.kernel) == (options.get("layout") != "stream")

@@ -100,7 +100,7 @@ def test_register_estimate_against_the_compiled_counts():
     ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="float", K_RX=2, K_RY=2, K_T=5, K_STAR=1, K_V=2, K_NT=256, K_NR=2),
      lambda: plans.plan_cuda_cores(Stencil.star(2, 2), 5, "fp32")),
     ("cuda_cores_2d.cu", "ROWBUF", dict(K_REAL="float", K_RX=3, K_RY=0, K_T=7, K_STAR=0, K_V=2, K_NT=256, K_NR=2),
-     lambda: plans.plan_cuda_cores(Stencil.box(1, 3), 7, "fp32")),
+     lambda: plans.plan_cuda_cores(Stencil.box(1, 3), 7, "fp32", layout="stream")),
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="double", K_R=1, K_T=5, K_STAR=0, K_V=4, K_BX=16, K_BY=32),
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64", v=4, cols=64, rows=32)),
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="float", K_R=1, K_T=4, K_STAR=0, K_V=4, K_BX=34, K_BY=12, K_W=2),

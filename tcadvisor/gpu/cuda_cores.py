@@ -1,6 +1,6 @@
 """The bundled CUDA-core kernels (temporal fusion), set up and launched from Python.
 
-``kernels/cuda_cores_2d.cu`` serves 1D (as one row, y-radius 0) and 2D;
+``kernels/cuda_cores_1d.cu`` serves 1D (tiles in registers), ``kernels/cuda_cores_2d.cu`` 2D;
 ``kernels/cuda_cores_3d.cu`` serves 3D.  The compile-time shape of a launch
 (columns per thread, threads, tile) and the FLOPs a sweep executes come from
 :func:`tcadvisor.gpu.plans.plan_cuda_cores`; this module compiles and launches
@@ -71,7 +71,8 @@ class CudaCoreKernel(BundledKernel):
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
                  rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                  prefetch: int | None = None, rows_per_thread: int | None = None, async_copy: bool | None = None,
-                 direct_store: bool | None = None, keep_columns: bool | None = None):
+                 direct_store: bool | None = None, keep_columns: bool | None = None, layout: str | None = None,
+                 stage: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -83,14 +84,19 @@ class CudaCoreKernel(BundledKernel):
         self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
                                           rows=rows, trap=trap, prefetch=prefetch, rows_per_thread=rows_per_thread,
                                           async_copy=async_copy, direct_store=direct_store,
-                                          keep_columns=keep_columns)
+                                          keep_columns=keep_columns, layout=layout, stage=stage)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
         self.cols, self.txo = plan.tile["x"], plan.outputs["x"]
         source = plan.source
         self.mod = module(source, plan.defines)
-        if stencil.dims <= 2:
+        self.tile1d = plan.options.get("layout") == "tile1d"
+        if self.tile1d:
+            self.nt = plan.options["nt"]
+            self.kernel = self.mod.get_function("cc_tile1d")
+            layout = None
+        elif stencil.dims <= 2:
             self.nt, self.ry, self.nr = plan.options["nt"], plan.options["ry"], plan.options["nr"]
             self.kernel = self.mod.get_function("cc_stream2d")
             layout = ("k_rowbuf", plan.options["rowbuf"])
@@ -99,10 +105,12 @@ class CudaCoreKernel(BundledKernel):
             self.rows, self.tyo = plan.tile["y"], plan.outputs["y"]
             self.kernel = self.mod.get_function("cc_stream3d")
             layout = ("k_planebuf", plan.options["planebuf"])
-        if self._const_int(layout[0]) != layout[1]:  # the CUDA code exports its layout: the plan must agree
+        if layout is not None and self._const_int(layout[0]) != layout[1]:  # the CUDA code exports its layout: the plan must agree
             raise RuntimeError(f"kernels/{source} lays out {layout[0]} = {self._const_int(layout[0])} elements; "
                                f"tcadvisor.gpu.plans computed {layout[1]}")
-        self.smem = plan.smem
+        # Dynamic shared memory of the launch (the 1D kernel's edges are static: its plan's smem counts them
+        # for the occupancy, the launch asks for none).
+        self.smem = 0 if self.tile1d else plan.smem
         self.threads = plan.block
         use_shared_memory(self.kernel, self.smem, device_info(), f"{stencil.name} fused x{fuse} on CUDA cores",
                           " (use a smaller fusion depth)")
@@ -155,6 +163,9 @@ class CudaCoreKernel(BundledKernel):
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
         nz, ny, nx = shape3
         gx = self.halo
+        if self.tile1d:  # block k reads padded columns k·TXO .. k·TXO + TILE - 1
+            tiles = math.ceil(nx / self.txo)
+            return Geometry(0, 0, gx, _round_up(max((tiles - 1) * self.txo + self.cols, 2 * gx + nx), 32))
         if self.stencil.dims <= 2:
             blocks_x = math.ceil(nx / self.txo)
             return Geometry(0, self.ry * self.fuse, gx, _round_up(gx + blocks_x * self.txo + self.halo + 8, 32))
@@ -173,7 +184,13 @@ class CudaCoreKernel(BundledKernel):
         grid, per = self._launch_shape(shape3)
         g = fin.geometry
         i32 = np.int32
-        if self.stencil.dims <= 2:
+        if self.tile1d:
+            vec = 16 // self.np_dtype.itemsize
+            if (g.gx - self.halo) % vec or g.pitch < g.gx - self.halo + (grid[0] - 1) * self.txo + self.cols:
+                raise RuntimeError(f"the 1D CUDA-core kernel needs ghost width {self.halo} + a whole number of "
+                                   f"{vec}-element vectors and a pitch covering its tiles; the fields have {g}")
+            args = (fin.data, fout.data, i32(fin.nx), i32(g.gx), i32(grid[0]))
+        elif self.stencil.dims <= 2:
             args = (fin.data, fout.data, i32(fin.nx), i32(fin.ny), np.int64(fin.pitch_y), i32(g.gx), i32(g.gy), i32(per))
         else:
             args = (fin.data, fout.data, i32(fin.nx), i32(fin.ny), i32(fin.nz), np.int64(fin.pitch_y),
@@ -189,6 +206,10 @@ class CudaCoreKernel(BundledKernel):
     def describe(self) -> str:
         """One line naming the configuration; result files keep it, and plans.recorded_cuda_core_plan reads it."""
         opts = self.plan.options
+        if self.tile1d:
+            return (f"1D tiles of {self.nt} threads x {self.v} points{', staged' if opts.get('stage') else ''}, "
+                    f"{self.txo} outputs, halo {self.halo}, "
+                    f"{self.plan.smem} B shared, {self.kernel.num_regs} registers")
         if self.stencil.dims <= 2:
             layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
                       + (", rows copied asynchronously" if opts.get("async") else "")

@@ -265,6 +265,8 @@ class LaunchPlan:
     def source(self) -> str:
         """The CUDA file in kernels/ this plan compiles."""
         if self.kernel == "cuda_cores":
+            if self.options.get("layout") == "tile1d":
+                return "cuda_cores_1d.cu"
             return "cuda_cores_3d.cu" if self.dims == 3 else "cuda_cores_2d.cu"
         return f"{self.kernel}.cu"
 
@@ -322,6 +324,8 @@ class LaunchPlan:
     def executed_slices(self, ns: int, chunks: int, per: int) -> int:
         """Slices every tile column executes over the streamed axis, pipeline start-up included."""
         t = self.fuse
+        if self.options.get("layout") == "tile1d":  # one tile per block, nothing streamed
+            return ns
         if self.unit == "cuda_core" and self.dims <= 2:
             nr, ry = self.options["nr"], self.options["ry"]
             iters = sum(math.ceil((min(per, ns - b * per) + 2 * ry * t) / nr) + t - 1 for b in range(chunks))
@@ -389,8 +393,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                     rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                     prefetch: int | None = None, rows_per_thread: int | None = None,
                     async_copy: bool | None = None, direct_store: bool | None = None,
-                    keep_columns: bool | None = None) -> LaunchPlan:
-    """The CUDA-core kernels' shape (kernels/cuda_cores_2d.cu for 1D/2D, kernels/cuda_cores_3d.cu for 3D).
+                    keep_columns: bool | None = None, layout: str | None = None,
+                    stage: bool | None = None) -> LaunchPlan:
+    """The CUDA-core kernels' shape (kernels/cuda_cores_1d.cu for 1D, cuda_cores_2d.cu for 2D,
+    kernels/cuda_cores_3d.cu for 3D).
+
+    1D: :func:`plan_cc_tile1d` (``layout="stream"`` gives the 2D streaming kernel's plan for one
+    row instead, which is what 1D ran before 2026-11-26 and what its recorded runs are evaluated with).
 
     2D: strips of ``cols`` columns (``v`` per thread) streamed down the rows, ``nr``
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
@@ -412,6 +421,22 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     """
     if precision not in ("fp64", "fp32"):
         raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
+    if stencil.dims == 1 and layout != "stream":
+        given = [name for name, value, plain in (("rows_per_iter", rows_per_iter, None), ("rows", rows, None),
+                                                  ("trap", trap, False), ("prefetch", prefetch, 1),
+                                                  ("rows_per_thread", rows_per_thread, 1),
+                                                  ("async_copy", async_copy, False),
+                                                  ("direct_store", direct_store, False),
+                                                  ("keep_columns", keep_columns, False))
+                 if value is not None and value != plain]
+        if given:
+            raise TcAdvisorError(f"{', '.join(given)}: the 1D CUDA-core kernel takes v, cols and stage only (its "
+                                 "tiles stream nothing)")
+        return plan_cc_tile1d(stencil, fuse, precision, v=v, cols=cols, stage=stage)
+    if stage is not None:
+        raise TcAdvisorError("stage is an option of the 1D CUDA-core kernel")
+    if layout not in (None, "stream"):
+        raise TcAdvisorError(f"layout = {layout!r}: the CUDA-core kernels lay out 'stream' (1D/2D/3D) or 'tile' (1D)")
     r, t = stencil.radius, int(fuse)
     halo = r * t
     star = int(stencil.shape == "star" and stencil.dims > 1)
@@ -508,6 +533,85 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                                "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K})
 
 
+#: 1D CUDA-core kernel (kernels/cuda_cores_1d.cu): threads per block, and points per thread by precision.  A
+#: tile is NT·V points; the points per thread are doubled (up to :data:`TILE1D_MAX_V`) while the halo 2·r·t
+#: would take more than a quarter of the tile.
+TILE1D_THREADS = 256
+TILE1D_V = {"fp64": 8, "fp32": 16}
+TILE1D_MAX_V = 32
+#: 1D CUDA-core kernel: tiles staged through shared memory (coalesced global loads and stores).
+TILE1D_STAGE = True
+#: Static shared memory a CUDA block may declare (48 KiB; more needs dynamic shared memory).
+STATIC_SMEM_LIMIT = 48 * 1024
+
+
+def _taps_mask(stencil: Stencil) -> int | None:
+    """Bit b set where a 1D stencil has a weight at offset b - r; None for the full 2r + 1 (box) line."""
+    r = stencil.radius
+    bits = 0
+    for (dx,) in (tuple(o[-1:]) for o in stencil.offsets):
+        bits |= 1 << (dx + r)
+    return None if bits == (1 << (2 * r + 1)) - 1 else bits
+
+
+def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = None,
+                   cols: int | None = None, stage: bool | None = None) -> LaunchPlan:
+    """The 1D CUDA-core kernel (kernels/cuda_cores_1d.cu): tiles of ``cols`` = NT·V points, V per thread in
+    registers, t steps on the tile with one barrier per step, the middle points written out.
+
+    Outputs per tile: the tile less a halo of r·t each side, rounded down to whole 16-byte vectors.
+    Every point of a tile is updated t times (the shrinking valid part is not trimmed), so a sweep
+    executes ``tile / outputs`` times the useful FLOPs.  ``stage`` moves the tile through shared memory on its
+    way in and out, so that global loads and stores are coalesced (default :data:`TILE1D_STAGE`).
+    """
+    r, t = stencil.radius, int(fuse)
+    halo = r * t
+    size = ELEMENT_BYTES[precision]
+    vec = 16 // size
+    real = {"fp64": "double", "fp32": "float"}[precision]
+    if r > 31:
+        raise TcAdvisorError(f"{stencil.name}: radius {r} is too large for the 1D CUDA-core kernel's 64-bit tap "
+                             "mask (at most 31)")
+    stage = TILE1D_STAGE if stage is None else bool(stage)
+
+    def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and stage[NT][V + VEC]
+        return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
+
+    if v is None:
+        v = TILE1D_V[precision]
+        nt0 = TILE1D_THREADS if cols is None else max(1, cols // v)
+        while ((2 * halo * 4 > nt0 * v or v < r) and v < TILE1D_MAX_V
+               and static_smem(2 * v, nt0) <= STATIC_SMEM_LIMIT):
+            v *= 2
+    if cols is None:
+        cols = TILE1D_THREADS * v
+    if v < max(vec, r) or v % vec or cols % v or not 32 <= cols // v <= 1024:
+        raise TcAdvisorError(f"the 1D CUDA-core kernel's tile needs whole 16-byte vectors per thread, at least r "
+                             f"points per thread and 32 to 1024 threads: v = {v}, cols = {cols} "
+                             f"({precision.upper()}: v a multiple of {vec}, at least {r})")
+    nt = cols // v
+    txo = (cols - 2 * halo) // vec * vec
+    if txo <= 0:
+        raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the 1D CUDA-core "
+                             f"kernel's {cols}-point tiles (at most r·t = {(cols - vec) // 2} there; use a "
+                             "smaller fusion depth)")
+    smem = static_smem(v, nt)
+    if smem > STATIC_SMEM_LIMIT:
+        raise TcAdvisorError(f"{stencil.name} fused x{t}: the 1D CUDA-core kernel's tile of {nt} threads x {v} points "
+                             f"needs {smem} bytes of static shared memory, more than {STATIC_SMEM_LIMIT}")
+    words = _WORDS[precision]
+    live = (2 * v + 2 * r) * words  # the thread's points and the window of the step
+    taps = _taps_mask(stencil)
+    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_V", v), ("K_NT", nt), ("K_TXO", txo))
+    defines += (("K_TAPS", f"{taps}ull"),) if taps is not None else ()
+    defines += (("K_STAGE", 1),) if stage else ()
+    return LaunchPlan("cuda_cores", "cuda_core", precision, 1, t, halo, nt, (nt, 1, 1), smem,
+                      {"x": cols}, {"x": txo}, 1, 1, 1, live, defines,
+                      options={"v": v, "nt": nt, "nr": 1, "ry": 0, "r": r, "layout": "tile1d", "stage": stage,
+                               "flops_per_update": 2 * stencil.K})
+
+
+_CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?, ")
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
 _CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
@@ -534,11 +638,15 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=bx * v, rows=rows, trap=bool(m[5]),
                                    prefetch=int(m[6] or 1), rows_per_thread=w)
     else:
+        m = _CC1D_TEXT.match(description)
+        if m and stencil.dims == 1:
+            return plan_cc_tile1d(stencil, fuse, precision, v=int(m[2]), cols=int(m[1]) * int(m[2]), stage=bool(m[3]))
         m = _CC2D_TEXT.match(description)
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr,
-                                   async_copy=bool(m[4]), direct_store=bool(m[5]), keep_columns=bool(m[6]))
+                                   async_copy=bool(m[4]), direct_store=bool(m[5]), keep_columns=bool(m[6]),
+                                   layout="stream")
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
@@ -812,7 +920,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
 
 #: Registers per thread beyond the live arrays (addresses, loop counters, temporaries), per kernel file:
 #: the median over the validation runs on the H100 (docs/model.md, "Registers").
-REGISTER_OVERHEAD = {"cuda_cores_2d.cu": 22, "cuda_cores_3d.cu": 42, "tensor_cores.cu": 16,
+REGISTER_OVERHEAD = {"cuda_cores_1d.cu": 16, "cuda_cores_2d.cu": 22, "cuda_cores_3d.cu": 42, "tensor_cores.cu": 16,
                      "sparse_tensor_cores.cu": 18}
 
 

@@ -163,3 +163,9 @@ inline void cp_async_wait_all() {
 }  // namespace emu
 using std::max;
 using std::min;
+
+// The 16-byte vector types the 1D CUDA-core kernel loads and stores (kernels/cuda_cores_1d.cu).
+struct double2 { double x, y; };
+struct float4 { float x, y, z, w; };
+inline double2 make_double2(double x, double y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
