@@ -25,7 +25,7 @@ COLUMNS = ["gpu", "gpu_name", "stencil", "shape", "dims", "radius", "fuse", "uni
 
 def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT_RADII, fuses=DEFAULT_FUSES,
           impls=None, alpha_choice: "AlphaChoice | str | float | None" = None, model: str | None = None, *,
-          alpha: "AlphaChoice | str | float | None" = None):
+          alpha: "AlphaChoice | str | float | None" = None, progress=None):
     """One row per (radius, t, unit); columns :data:`COLUMNS`.
 
     ``alpha_source`` is ``constructed``, ``paper`` or ``user`` for Tensor Core rows
@@ -37,7 +37,8 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
     why).  ``model`` None is :func:`~tcadvisor.advisor.advise`'s default (the
     bundled kernels, refined; ``base`` with ``alpha="paper"``).  ``alpha=`` is
     ``alpha_choice`` as ``--alpha`` spells it.  Depths beyond the work budget come
-    back unavailable with the reason.
+    back unavailable with the reason.  ``progress``, a callable, is told ``(i, n, what)`` before each
+    radius, the unit of work (every unit at every depth): the ``map`` command's progress line.
     """
     import pandas as pd
 
@@ -54,6 +55,8 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
     if alpha is not None and alpha_choice is not None:
         raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
     choice = AlphaChoice.parse(alpha if alpha is not None else alpha_choice)
+    if progress is not None and not callable(progress):
+        raise TcAdvisorError(f"progress is called with (i, n, what); got {type(progress).__name__}")
     from .model import get_variant
 
     if model is None:
@@ -61,7 +64,9 @@ def sweep(shape: str, dims: int, dtype: str, gpu: "GpuSpec | str", radii=DEFAULT
     else:
         variant = get_variant(model).name
     rows = []
-    for radius in radii:
+    for k, radius in enumerate(radii, 1):
+        if progress is not None:
+            progress(k, len(radii), f"r={radius}")
         stencil = getattr(Stencil, shape)(dims, radius)
         used = unit_choices(stencil, dtype, gpu, chosen, variant)
         cc = used["cuda_core"]

@@ -543,9 +543,9 @@ def test_paper_figures_accept_gpu_names(tmp_path):
 def with_instruction_columns(real_sweep):
     """``sweep`` checked to give the ``mma`` and ``peak`` columns (each equal to the row's :func:`advise` option)."""
 
-    def sweep(shape, dims, dtype, gpu, radii, fuses, impls=None, alpha_choice=None, model="base"):
+    def sweep(shape, dims, dtype, gpu, radii, fuses, impls=None, alpha_choice=None, model="base", progress=None):
         df = real_sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha_choice=alpha_choice,
-                        model=model)
+                        model=model, progress=progress)
         assert "mma" in df.columns and "peak" in df.columns
         for _, row in df.head(6).iterrows():
             adv = advise(getattr(Stencil, shape)(dims, int(row["radius"])), dtype, gpu, fuse=int(row["fuse"]),

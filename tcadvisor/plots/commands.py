@@ -60,10 +60,14 @@ def cmd_map(args) -> int:
     # every output before any work: its format and exporter, a writable place, no two options on one file
     check_output_files([("-o", out), ("--csv", args.csv)], figure_options=("-o",))
 
+    from ..progress import Progress, wanted
     from .maps import map_data, map_figure
 
-    data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls,
-                    alpha_choice=alpha_choice, model=args.model)
+    with Progress("map", enabled=wanted(quiet=args.quiet)) as progress:
+        data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls,
+                        alpha_choice=alpha_choice, model=args.model, progress=progress.update)
+        progress.done(f"{len(gpus) * len(radii)} configurations ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''} "
+                      f"× {len(radii)} radii × {len(fuses)} depths)")
     if note:
         print(f"tcadvisor: {note}", file=sys.stderr)
     fig = map_figure(data, title=args.title)
@@ -114,8 +118,12 @@ def cmd_figures(args) -> int:
         if unknown:
             raise TcAdvisorError(f"--only {', '.join(unknown)}: unknown figure; expected some of {', '.join(FIGURES)}")
     names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(FIGURES)
-    result = write_figures(Path(args.output), gpu, names=names, formats=formats,
-                           self_contained=args.self_contained)
+    from ..progress import Progress, wanted
+
+    with Progress("figures", enabled=wanted(quiet=args.quiet)) as progress:
+        result = write_figures(Path(args.output), gpu, names=names, formats=formats,
+                               self_contained=args.self_contained, progress=progress.update)
+        progress.done(f"{len(names) - len(result.skipped) - len(result.failed)} of {len(names)} figures drawn")
     for path, title in result.written:
         _wrote(path, title)
     for name, reason in result.skipped:
@@ -146,6 +154,8 @@ keep it with the pages, or pass --self-contained for pages that each embed it.
 A missing output directory (and its missing parents) is created and named on
 stderr."""
 
+QUIET_HELP = "no progress line on stderr (there is one only when stderr is a terminal)"
+
 OUTPUT_NOTE = ("Files are replaced atomically (a full disk keeps the previous file); missing parent directories "
                "are created and named on stderr.")
 
@@ -171,6 +181,7 @@ def register(sub, commands: dict) -> None:
                                    "(default: the advisor's; hover a cell for α and its source)")
     add_model_argument(p, None)
     p.add_argument("--title", help="figure title (default: describes the map)")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="output file: .html (self-contained: Plotly's JavaScript embedded, opens offline, one "
                         "file to mail), .png or .svg (default map-<shape><dims>d-<gpus>-<dtype>.html); missing "
@@ -198,4 +209,5 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--self-contained", action="store_true",
                    help="embed Plotly's JavaScript in every HTML page (about 4.8 MB each) instead of sharing "
                         "one plotly-<version>.min.js in the directory")
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     commands["figures"] = cmd_figures

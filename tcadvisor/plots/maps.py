@@ -46,7 +46,7 @@ WIN = 1 + TIE
 
 def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = DEFAULT_RADII,
              fuses: Iterable[int] | str = DEFAULT_FUSES, impls=None, alpha_choice: AlphaChoice | None = None,
-             model: str | None = None, *, alpha=None) -> pd.DataFrame:
+             model: str | None = None, *, alpha=None, progress=None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
     Arguments are read as the ``map`` command reads its options, with its
@@ -67,6 +67,9 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     them); ``best`` (the unit and depth the advisor recommends for its radius
     over the swept depths, by :func:`~tcadvisor.advisor.best_index`); ``dtype``.  A
     ``bound_only`` row is never a winner nor the best: no kernel runs it.
+
+    ``progress``, a callable, is told ``(i, n, what)`` before each GPU and radius (``what`` names
+    both): the ``map`` command draws its progress line from it.
     """
     from ..stencil import check_fuse, check_radius
 
@@ -77,9 +80,13 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     if alpha is not None and alpha_choice is not None:
         raise TcAdvisorError("give α once: alpha_choice or alpha (the same argument), not both")
     impls, choice = as_impls(impls), as_alpha(alpha if alpha is not None else alpha_choice)
+    if progress is not None and not callable(progress):
+        raise TcAdvisorError(f"progress is called with (i, n, what); got {type(progress).__name__}")
     frames = []
     for order, gpu in enumerate(gpus):
-        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha_choice=choice, model=model)
+        step = None if progress is None else _step(progress, gpu.short, order * len(radii), len(gpus) * len(radii))
+        df = sweep(shape, dims, dtype, gpu, radii=radii, fuses=fuses, impls=impls, alpha_choice=choice, model=model,
+                   progress=step)
         df.insert(2, "gpu_order", order)
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)
@@ -98,6 +105,11 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
     for _, group in data[ok].groupby(["gpu_order", "radius"]):
         data.loc[_pick(group, by_fuse=True), "best"] = True
     return data
+
+
+def _step(progress, gpu: str, before: int, total: int):
+    """One GPU's sweep callback (radius i of its n) as configuration ``before + i`` of all ``total``."""
+    return lambda i, n, what: progress(before + i, total, f"{gpu} {what}")
 
 
 def _pick(group: pd.DataFrame, by_fuse: bool):

@@ -587,7 +587,7 @@ class FigureSet:
 
 
 def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats=("html",),
-                  self_contained: bool = False) -> FigureSet:
+                  self_contained: bool = False, progress=None) -> FigureSet:
     """Write the figures ``names`` (default all) in ``formats`` into ``directory``, plus an ``index.html``.
 
     Every figure that can be drawn is written; one that ``gpu`` cannot show
@@ -599,6 +599,8 @@ def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats
     :class:`~tcadvisor.errors.TcAdvisorError` says why.  HTML pages share one
     copy of Plotly's JavaScript in ``directory`` unless ``self_contained``.
     Each file is replaced atomically (:func:`~tcadvisor.plots.output.atomic_write`).
+    ``progress``, a callable, is told ``(i, n, what)`` before each figure is drawn and each file
+    written (a PNG export takes seconds): the ``figures`` command's progress line.
     """
     from .output import (FORMATS, atomic_write, check_exporter, ensure_directory, plotly_js_current, plotly_js_name,
                          write_figure)
@@ -625,12 +627,16 @@ def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats
         raise TcAdvisorError(f"unknown figure {', '.join(unknown)}; expected some of {', '.join(FIGURES)}")
     if directory.exists() and not directory.is_dir():
         raise TcAdvisorError(f"cannot write the figures into {str(directory)!r}: it is a file, not a directory")
+    if progress is not None and not callable(progress):
+        raise TcAdvisorError(f"progress is called with (i, n, what); got {type(progress).__name__}")
+    step = progress or (lambda i, n, what: None)
     result = FigureSet(directory)
     script = plotly_js_name() if "html" in formats and not self_contained else None
     script_was_there = script is not None and plotly_js_current(directory)
     pages = []
-    for name in names:
+    for i, name in enumerate(names, 1):
         entry = FIGURES[name]
+        step(i, len(names), name)
         try:
             fig = entry.build(gpu)
         except TcAdvisorError as exc:  # a figure this GPU cannot show (no sparse units, say): skipped, said why
@@ -643,6 +649,7 @@ def write_figures(directory: str | Path, gpu: GpuSpec | str, names=None, formats
             ensure_directory(directory)
         files = []
         for fmt in formats:
+            step(i, len(names), f"{name}.{fmt}")
             path = write_figure(fig, directory / f"{name}.{fmt}", shared_js=not self_contained)
             result.written.append((path, entry.title))
             files.append(path.name)

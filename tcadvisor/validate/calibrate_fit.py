@@ -31,6 +31,7 @@ from typing import Callable
 
 from ..errors import TcAdvisorError
 from ..hardware import GpuSpec
+from ..progress import clock
 from . import corpus
 
 #: Default size of the design and time budget: a few minutes on one GPU.
@@ -95,10 +96,6 @@ def plan(spec: GpuSpec, n: int = FIT_CONFIGS, seed: int = 1) -> list[corpus.Corp
     return trim([c for c in corpus.design(spec, n, seed) if spec.has(c.unit, c.precision)], n, seed)
 
 
-def _clock(seconds: float) -> str:
-    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
-
-
 def record(configs: list[corpus.CorpusConfig], csv_path: Path, budget_s: float,
            progress: Callable[[str], None] | None = None) -> list[dict]:
     """Check and time ``configs`` on this GPU until ``budget_s`` has passed (:func:`corpus.record`), into a fresh
@@ -120,7 +117,7 @@ def record(configs: list[corpus.CorpusConfig], csv_path: Path, budget_s: float,
             got = f"{float(row['gstencils']):.4g} GStencils/s"
         else:
             got = f"{row.get('status')}: {str(row.get('reason', ''))[:80]}"
-        progress(f"fit [{i}/{n}, {_clock(time.monotonic() - start)}] {row['stencil']} {row['dtype']} "
+        progress(f"fit [{i}/{n}, {clock(time.monotonic() - start)}] {row['stencil']} {row['dtype']} "
                  f"{UNIT_LABELS.get(row['unit'], row['unit'])} t={row['fuse']}: {got} ({seconds:.1f} s)")
 
     return corpus.record(configs, csv_path, budget_s=budget_s, progress=line if progress else None)
@@ -229,7 +226,7 @@ def fit_on_this_gpu(spec: GpuSpec, spec_path: Path, device: str, *, configs: int
     rows = record(todo, csv_path, 60 * minutes, progress)
     took = time.monotonic() - start
     cut = f" (the {minutes:g}-minute budget; --fit-minutes for more)" if len(rows) < len(todo) else ""
-    say(f"fit: recorded {len(rows)} of {len(todo)} configurations in {_clock(took)}{cut}; fitting")
+    say(f"fit: recorded {len(rows)} of {len(todo)} configurations in {clock(took)}{cut}; fitting")
     found = section(rows, spec, device, todo, csv_path.name, date)
     say(f"fit: {found['runs']} runs, in-sample median error {100 * found['in_sample_median_error']:.1f} %")
     return found

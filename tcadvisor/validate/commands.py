@@ -87,11 +87,12 @@ def cmd_calibrate(args) -> int:
     text = spec_text(cal, names)
     spec = parse_spec(yaml.safe_load(text), target)  # the file must load like any spec
     if fit is not None:
+        from ..progress import wanted
         from .calibrate_fit import fit_on_this_gpu
 
         try:
             refined = fit_on_this_gpu(spec, target, cal.device, configs=fit[0], minutes=fit[1], say=stderr_progress,
-                                      progress=stderr_progress if sys.stderr.isatty() else None, date=cal.date)
+                                      progress=stderr_progress if wanted() else None, date=cal.date)
         except TcAdvisorError as exc:  # the ceilings are measured: keep them, then say why there are no constants
             write_atomic(target, text)
             raise TcAdvisorError(f"{exc}; wrote {target} with the measured ceilings only (the bundled constants "
