@@ -39,7 +39,8 @@
 // 1: FP16 on half fields, 2: BF16 on bfloat16 bit patterns), K_R (fused radius,
 // at most 7), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
 // extent: K_NS in 3D, else 1), K_LINEMASK (bit p*NI+a set when kernel line (p, a)
-// is non-empty), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
+// is non-empty; lines 0-63), K_LINEMASK_HI (only with more than 64 lines: lines
+// 64-127), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
 // (1: weight fragments in registers; 0: read from L1 at every use), K_PF (0-2: slices
 // loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
 // K_ORDERED (optional; default 1 on sm_90+, else 0), K_UNROLL (optional, default 1: slices per trip of
@@ -83,7 +84,21 @@
 #define RI ((NI - 1) / 2)
 #define NPEND (NS - 1)
 #define NLINES (NS * NI)
+#if NLINES > 64
+// More than 64 kernel lines (3D at r·t = 4 or 5: 81 or 121): K_LINEMASK holds lines 0-63, K_LINEMASK_HI lines
+// 64-127.  Configurations of at most 64 lines pass no K_LINEMASK_HI and take the one-word test below.
+#ifndef K_LINEMASK_HI
+#error "more than 64 kernel lines: K_LINEMASK_HI must hold lines 64-127"
+#endif
+#if NLINES > 128
+#error "the kernel line mask holds at most 128 lines (3D: r·t <= 5)"
+#endif
+#define LINE_BIT(i) ((i) < 64 ? ((unsigned long long)(LINEMASK) >> ((i) & 63)) & 1ULL \
+                              : ((unsigned long long)(K_LINEMASK_HI) >> (((i) - 64) & 63)) & 1ULL)
+#define LINE_ON(p, a) LINE_BIT((p) * NI + (a))
+#else
 #define LINE_ON(p, a) (((unsigned long long)(LINEMASK) >> ((p) * NI + (a))) & 1ULL)
+#endif
 
 #if R > L / 2 - 1
 #error "the strided swap with L = 16 needs a fused radius of at most 7"

@@ -17,10 +17,11 @@
 // 0 or absent: FP64/TF32 as before), K_MMA_M (16|8), K_MMA_K (4|8|16), K_R (fused radius), K_NS
 // (kernel extent along the stream axis: 1 in 1D), K_NI (inner kernel extent: K_NS
 // in 3D, else 1), K_KCH (K_pad / MMA_K), K_ROWMASK (bit p*NI+a set when kernel
-// row (p, a) is non-empty), K_WX, K_WI (warps per block along x and along the
-// inner axis), K_PERM (1: a lane's k values come from adjacent strip columns,
-// loaded as vectors -- FP64; 0: natural order, single loads -- TF32), K_BREGS (1:
-// weight fragments held in registers), K_BSMEM (optional, with K_BREGS 0: weight
+// row (p, a) is non-empty; rows 0-63), K_ROWMASK_HI (only with more than 64 rows:
+// rows 64-127), K_WX, K_WI (warps per block along x and along the inner axis),
+// K_PERM (1: a lane's k values come from adjacent strip columns, loaded as vectors
+// -- FP64; 0: natural order, single loads -- TF32), K_BREGS (1: weight fragments
+// held in registers), K_BSMEM (optional, with K_BREGS 0: weight
 // fragments copied into shared memory once per block and read from there before each
 // MMA), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
@@ -100,7 +101,21 @@ typedef real wtype;
 #define RI ((NI - 1) / 2)
 #define NPEND (NS - 1)
 #define NROWS (NS * NI)
+#if NROWS > 64
+// More than 64 kernel rows (3D at r·t = 4 or 5: 81 or 121): K_ROWMASK holds rows 0-63, K_ROWMASK_HI rows
+// 64-127.  Configurations of at most 64 rows pass no K_ROWMASK_HI and take the one-word test below.
+#ifndef K_ROWMASK_HI
+#error "more than 64 kernel rows: K_ROWMASK_HI must hold rows 64-127"
+#endif
+#if NROWS > 128
+#error "the kernel row mask holds at most 128 rows (3D: r·t <= 5)"
+#endif
+#define ROW_BIT(i) ((i) < 64 ? ((unsigned long long)(ROWMASK) >> ((i) & 63)) & 1ULL \
+                             : ((unsigned long long)(K_ROWMASK_HI) >> (((i) - 64) & 63)) & 1ULL)
+#define ROW_ON(p, a) ROW_BIT((p) * NI + (a))
+#else
 #define ROW_ON(p, a) (((unsigned long long)(ROWMASK) >> ((p) * NI + (a))) & 1ULL)
+#endif
 
 // Fragment positions (PTX ISA, matrix fragments of mma.m16n8k* / mma.m8n8k4);
 // g = lane / 4, t = lane % 4.  Same formulas as tcadvisor.transforms.rowband.

@@ -73,12 +73,27 @@ def test_resolve_defaults_and_names():
     ("tensor_core", Stencil.box(2, 3), 3, "double", "fp64", "too large"),
     ("tensor_core", Stencil.box(2, 1), 1, "double", "fp32", "runs FP64, TF32, FP16, BF16, not FP32"),
     ("cuda_core", Stencil.from_offsets([(0, 0), (1, 1)]), 1, "float", "fp64", "stores FP64 fields, not float"),
-    ("sparse_tensor_core", Stencil.box(3, 1), 4, "half", "fp16", "81 kernel lines"),
-    ("tensor_core", Stencil.box(3, 2), 2, "double", "fp64", "81 kernel rows"),
+    ("sparse_tensor_core", Stencil.box(3, 1), 6, "half", "fp16", r"169 kernel lines; .* holds 128 \(3D: r·t ≤ 5\)"),
+    ("tensor_core", Stencil.box(3, 2), 3, "double", "fp64", r"169 kernel rows; .* holds 128 \(3D: r·t ≤ 5\)"),
+    ("tensor_core", Stencil.star(3, 3), 2, "half", "fp16", "169 kernel rows"),
 ])
 def test_unsupported_needs_no_gpu(unit, stencil, fuse, dtype, precision, message):
     cls = registry.kernel_class(registry.bundled_profile(unit).kernel)
     assert __import__("re").search(message, cls.unsupported(stencil, fuse, dtype, precision))
+
+
+@pytest.mark.parametrize("unit, dtype, precision", [
+    ("tensor_core", "double", "fp64"), ("tensor_core", "float", "tf32"), ("tensor_core", "half", "fp16"),
+    ("tensor_core", "bfloat16", "bf16"), ("sparse_tensor_core", "float", "tf32"),
+    ("sparse_tensor_core", "half", "fp16"), ("sparse_tensor_core", "bfloat16", "bf16")])
+def test_matrix_unit_kernels_run_3d_up_to_fused_radius_5(unit, dtype, precision):
+    """The 128-bit row masks: 3D r·t = 4 (81 rows) and 5 (121) run, 6 (169) is refused in one line."""
+    cls = registry.kernel_class(registry.bundled_profile(unit).kernel)
+    for st, t in ((Stencil.star(3, 4), 1), (Stencil.box(3, 4), 1), (Stencil.box(3, 1), 4), (Stencil.star(3, 1), 5),
+                  (Stencil.box(3, 1), 5)):
+        assert cls.unsupported(st, t, dtype, precision, {"cc": (9, 0)}) is None, (st.name, t)
+    why = cls.unsupported(Stencil.box(3, 1), 6, dtype, precision, {"cc": (9, 0)})
+    assert why.count("\n") == 0 and "mask holds 128 (3D: r·t ≤ 5)" in why
 
 
 def test_the_cuda_core_kernel_runs_any_offsets():

@@ -13,6 +13,7 @@ a GPU; constructing an instance compiles the kernel (NVRTC through CuPy).
 from __future__ import annotations
 
 import abc
+import math
 from fractions import Fraction
 from typing import ClassVar
 
@@ -24,6 +25,7 @@ from ..stencil import Stencil
 from ..transforms.base import Construction
 from .checking import SweepModel
 from .numerics import STORAGE
+from .plans import MASK_BITS
 
 
 class BundledKernel(abc.ABC):
@@ -110,7 +112,8 @@ class MatrixUnitKernel(BundledKernel):
     """What the dense and the sparse Tensor Core kernels refuse alike, worded per kernel.
 
     Both hold the fused stencil as kernel rows (lines) of a compile-time row mask
-    of 64 bits, run each precision on one storage type, bound the fused radius
+    of :data:`~tcadvisor.gpu.plans.MASK_BITS` bits (128: in 3D, r·t ≤ 5), run
+    each precision on one storage type, bound the fused radius
     r·t, and need an MMA the GPU may lack; the subclasses give the words and limits.
     """
 
@@ -140,7 +143,8 @@ class MatrixUnitKernel(BundledKernel):
             return (f"fused radius r·t = {stencil.radius * fuse} is too large for the {cls.label} kernel"
                     f"{cls.radius_reason()}")
         rows = (2 * stencil.radius * fuse + 1) ** 2
-        if stencil.dims == 3 and rows > 64:
+        if stencil.dims == 3 and rows > MASK_BITS:
+            deepest = (math.isqrt(MASK_BITS) - 1) // 2  # (2·r·t + 1)² rows in 3D
             return (f"{stencil.name} fused x{fuse} has {rows} kernel {cls.row_word}s; the {cls.label} kernel's "
-                    f"compile-time {cls.row_word} mask holds 64 (3D: r·t ≤ 3)")
+                    f"compile-time {cls.row_word} mask holds {MASK_BITS} (3D: r·t ≤ {deepest})")
         return cls.device_reason(precision, device) if device is not None else None

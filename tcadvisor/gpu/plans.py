@@ -97,6 +97,16 @@ KEEP_COLUMNS_DEPTHS = {
 }
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
+#: Kernel rows (dense) or lines (sparse) the Tensor Core kernels' compile-time masks hold: K_ROWMASK /
+#: K_LINEMASK bits 0-63 and, only where a kernel iterates more than 64 rows, K_ROWMASK_HI / K_LINEMASK_HI
+#: bits 64-127 (two -D values: nvcc takes ``0x...ULL`` as one token, and a configuration of at most 64 rows
+#: compiles exactly as before).  3D kernels iterate (2·r·t + 1)² rows: r·t ≤ 5.
+MASK_BITS = 128
+#: Dense Tensor Core kernel: weight fragments that do not fit the registers go to shared memory by the rule only
+#: while one block's copy fits 99 KiB, what every GPU of compute capability 8.x-9.0 lets a block have (sm_86/89:
+#: 99 KiB, sm_80: 163, sm_90: 227); beyond (3D FP64 at r·t = 5: 151-242 KiB) they are read from L1.  Every
+#: configuration of r·t ≤ 4 stays below (3D FP64 r·t = 4: 81 KiB).
+B_SMEM_LIMIT = 99 * 1024
 #: Dense Tensor Core kernel: the measured best memory knobs per (dimensions, precision, fused radius R), with
 #: the MMA shape they were measured with (the default shape; another shape takes the rule in
 #: :func:`plan_tensor_cores`).  Knobs: weight fragments in shared memory instead of registers or L1
@@ -782,9 +792,10 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
 
     With no knob given, the measured best of :data:`TC_DEFAULTS` applies where it has an entry for this
-    configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory,
-    and 2D kernels of fused radius 3 or more with weights in registers prefetch 2 slices into L2 (the
-    rule those scans followed everywhere they were measured).  A knob given leaves the others at their
+    configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
+    (while a block's copy fits :data:`B_SMEM_LIMIT`, else L1), and 2D kernels of fused radius 3 or more
+    with weights in registers prefetch 2 slices into L2 (the rule those scans followed everywhere they
+    were measured).  A knob given leaves the others at their
     plain values (weights in registers where they fit, else L1; no L2 prefetch; 4 warps), so that a
     scan varies one thing at a time.
     """
@@ -808,7 +819,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
         else:
-            chosen = {"weights_shared": b_regs > B_REG_LIMIT,
+            shared_bytes = b_regs * 32 * 4 * (_WORDS[precision] if precision == "fp64" else 1)
+            chosen = {"weights_shared": b_regs > B_REG_LIMIT and shared_bytes <= B_SMEM_LIMIT,
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
@@ -818,6 +830,17 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     if weights_shared and bregs:
         raise TcAdvisorError("weights_shared reads the weight fragments from shared memory; bregs must be off")
     bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
+def _mask_defines(name: str, mask: int, rows: int) -> tuple:
+    """``name`` (bits 0-63 of a row mask over ``rows`` kernel rows) and, for more than 64 rows, ``name``_HI
+    (bits 64-127): what kernels/tensor_cores.cu (ROW_ON) and kernels/sparse_tensor_cores.cu (LINE_ON) decode."""
+    if rows > MASK_BITS or mask >> rows:
+        raise TcAdvisorError(f"{rows} kernel rows: the Tensor Core kernels' compile-time masks hold {MASK_BITS}")
+    defines = ((name, f"{mask & (2**64 - 1):#x}ULL"),)
+    if rows > 64:
+        defines += ((f"{name}_HI", f"{mask >> 64:#x}ULL"),)
+    return defines
+
+
     a_regs = ni * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
     l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Tensor Core")
@@ -833,8 +856,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     permuted = precision == "fp64" or half
     mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
     defines = (("K_DOUBLE", int(precision == "fp64")), ("K_MMA_M", shape.m), ("K_MMA_K", shape.k), ("K_R", R),
-               ("K_NS", ns), ("K_NI", ni), ("K_KCH", kch), ("K_ROWMASK", f"{mask:#x}ULL"), ("K_WX", wx),
-               ("K_WI", wi), ("K_BREGS", int(bregs)), ("K_PF", prefetch), ("K_MINB", int(min_blocks)),
+               ("K_NS", ns), ("K_NI", ni), ("K_KCH", kch)) + _mask_defines("K_ROWMASK", mask, ns * ni) + (
+               ("K_WX", wx), ("K_WI", wi), ("K_BREGS", int(bregs)), ("K_PF", prefetch), ("K_MINB", int(min_blocks)),
                ("K_PERM", int(permuted)))
     if half:  # the FP64/TF32 configurations compile exactly as before (no K_HALF)
         defines += (("K_HALF", {"fp16": 1, "bf16": 2}[precision]),)
@@ -868,7 +891,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     chunk) and slices loaded ahead by default as measured best on the H100
     (validation/results/h100-sxm-2026-11-23/kernels/tuning-sptc-prefetch.csv, Box-2D1R x3 and Box-2D3R):
     TF32 with its fragments in registers (up to :data:`A_REG_LIMIT`) and 2 slices in flight (57-59% of
-    the bound), FP16/BF16 with fragments read from L1 (fewer registers, more resident warps) and 1 slice.
+    the bound; 1 in 3D beyond 64 lines, where 2 spill), FP16/BF16 with fragments read from L1 (fewer
+    registers, more resident warps) and 1 slice.
     ``l2_prefetch``: input slices ahead whose rows the warp asks the L2 for (0: none), as in the dense kernel;
     with no knob given, :data:`SPTC_L2_DEFAULTS`.
     """
@@ -889,7 +913,11 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
     aregs = bool(aregs)
-    prefetch = (2 if precision == "tf32" else 1) if prefetch is None else int(prefetch)
+    if prefetch is None:
+        # TF32 3D beyond 64 lines (r·t ≥ 4: 9+ inner rows of 8 registers per slice): 2 slices ahead spill
+        # (nvcc 13.0, sm_90, Box-3D1R x4: 255 registers and 88 bytes of spill stores; 1 slice: 255, none).
+        prefetch = (1 if ns * ni > 64 else 2) if precision == "tf32" else 1
+    prefetch = int(prefetch)
     if not 0 <= prefetch <= 2:
         raise TcAdvisorError(f"prefetch {prefetch}: the sparse kernel loads 0, 1 or 2 slices ahead")
     unroll = 1 if unroll is None else int(unroll)
@@ -901,9 +929,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # same: the FP16 validation runs compiled to a_regs more registers than the arrays alone (docs/model.md).
     live = (max(ns - 1, 1) + 2) * 4 + ni * kc * 4 * (1 + prefetch) + a_regs
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
-    defines = (("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni),
-               ("K_LINEMASK", f"{mask:#x}ULL"), ("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
-               ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll))
+    defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni))
+               + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
+               ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll)))
     if l2_prefetch:  # without it the kernel compiles exactly as before
         defines += (("K_L2PF", l2_prefetch),)
     tile_x = L * SEGMENTS  # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all
