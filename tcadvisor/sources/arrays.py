@@ -63,7 +63,23 @@ def is_array_like(obj: Any) -> bool:
     if isinstance(obj, Mapping):
         return False
     return (isinstance(obj, np.ndarray) or hasattr(obj, "__array__") or hasattr(obj, "__dlpack__")
-            or (callable(getattr(obj, "get", None)) and hasattr(obj, "shape")) or _is_torch(obj))
+            or _has_get(obj) or _is_torch(obj))
+
+
+def _has_get(obj: Any) -> bool:
+    """Whether ``obj`` copies itself to the host with ``.get()`` as CuPy's arrays do: a ``.get`` method on an
+    object that also declares an array's shape (``.shape`` or ``__cuda_array_interface__``; a mapping's or a
+    queue's ``.get`` is not one)."""
+    return callable(getattr(obj, "get", None)) and (hasattr(obj, "shape") or _cuda_interface(obj) is not None)
+
+
+def _cuda_interface(obj: Any) -> dict | None:
+    """``obj.__cuda_array_interface__`` where it is a dict (CuPy, Numba, PyTorch on a GPU), else None."""
+    try:
+        interface = getattr(obj, "__cuda_array_interface__", None)
+    except Exception:  # noqa: BLE001 - a property that raises (a CPU tensor): no interface
+        return None
+    return interface if isinstance(interface, dict) else None
 
 
 def _dtype_text(obj: Any) -> str:
@@ -75,6 +91,8 @@ def _dtype_text(obj: Any) -> str:
 def _declared_cells(obj: Any, what: str) -> None:
     """Refuse an array whose declared ``shape`` is too large before anything is copied from it."""
     shape = getattr(obj, "shape", None)
+    if shape is None:
+        shape = (_cuda_interface(obj) or {}).get("shape")
     if shape is None:
         return
     try:
@@ -108,7 +126,7 @@ def host_array(obj: Any, what: str) -> tuple[np.ndarray, str]:
                 t = t.float()  # every bfloat16 is a float32, exactly
             return t.numpy() if callable(getattr(t, "numpy", None)) else np.asarray(t)
         attempts.append(("PyTorch's detach().cpu()", torch_host))
-    if callable(getattr(obj, "get", None)) and hasattr(obj, "shape"):
+    if _has_get(obj):
         attempts.append((".get()", lambda: np.asarray(obj.get())))
     if hasattr(obj, "__dlpack__"):
         attempts.append(("DLPack", lambda: np.from_dlpack(obj)))
