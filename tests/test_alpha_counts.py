@@ -327,3 +327,21 @@ def test_alpha_table(run_cli):
     assert {x["fuse"] for x in rows} == {1, 2, 3, 4} and len({x["stencil"] for x in rows}) == 9
     r = run_cli("alpha", "--table")
     assert r.returncode == 0 and "Box-3D27P" in r.stdout and "SparStencil" in r.stdout
+
+
+@pytest.mark.parametrize("signs", ["one sign", "mixed signs"])
+def test_fused_weights_budget_names_a_depth_that_is_within_it(signs):
+    """The deepest depth named is computed as the refusal counts the work: mixed signs convolve the magnitudes too
+    (twice the work), so the Star-3D4R of 8th-order weights reaches t = 14, not the t = 17 of one sign."""
+    from tcadvisor.transforms.support import fused_weight_array
+
+    offsets = Stencil.star(3, 4).offsets
+    weights = [(-2.0 if not any(o) else 0.5) if signs == "mixed signs" else 1.0 for o in offsets]
+    stencil = Stencil.from_offsets(offsets, name="star4", weights=weights)
+    with pytest.raises(WorkBudgetExceeded) as err:
+        fused_weight_array(stencil, 30)
+    deepest = err.value.deepest
+    assert f"t = {deepest}" in str(err.value) and deepest < 30
+    fused_weight_array(stencil, deepest)  # the depth it names is within the budget
+    with pytest.raises(WorkBudgetExceeded):
+        fused_weight_array(stencil, deepest + 1)

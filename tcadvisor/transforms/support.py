@@ -283,13 +283,16 @@ def fused_weight_array(stencil: Stencil, fuse: int) -> np.ndarray:
         raise ValueError("the stencil has no weights")
     side = 2 * stencil.radius * fuse + 1
     pts = np.argwhere(base != 0)
-    work = len(pts) * sum((2 * stencil.radius * s + 1) ** stencil.dims for s in range(1, fuse))
-    work *= 1 if _same_sign(stencil.weights) else 2  # mixed signs: the magnitudes are convolved too
+    passes = 1 if _same_sign(stencil.weights) else 2  # mixed signs: the magnitudes are convolved too
+
+    def work_at(t: int) -> int:
+        return passes * len(pts) * sum((2 * stencil.radius * s + 1) ** stencil.dims for s in range(1, t))
+
+    work = work_at(fuse)
     if side ** stencil.dims > MAX_WEIGHT_CELLS or work > minkowski.WORK_BUDGET // 8:
-        deepest = 1
+        deepest = 1  # the deepest depth within both bounds (counted as the refusal counts, mixed signs twice)
         while (2 * stencil.radius * (deepest + 1) + 1) ** stencil.dims <= MAX_WEIGHT_CELLS and \
-                len(pts) * sum((2 * stencil.radius * s + 1) ** stencil.dims for s in range(1, deepest + 1)) \
-                <= minkowski.WORK_BUDGET // 8:
+                work_at(deepest + 1) <= minkowski.WORK_BUDGET // 8:
             deepest += 1
         raise WorkBudgetExceeded(
             f"fusion depth {fuse} is too deep to compute the fused weights of {stencil.name}: "
