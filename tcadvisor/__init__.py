@@ -17,7 +17,8 @@ The package is organised by what a reader looks for:
 * :mod:`tcadvisor.advisor`      — scenarios, best fusion depth, verdict (:mod:`tcadvisor.wording` words it)
 * :mod:`tcadvisor.sweeps`       — the model over radius × depth grids (what maps draw)
 * :mod:`tcadvisor.plots`        — sweet-spot maps, rooflines, the paper's figures
-* :mod:`tcadvisor.gpu`          — bundled kernels run through CuPy (imported only when used)
+* :mod:`tcadvisor.gpu`          — bundled kernels run through CuPy (imported only when used);
+  :func:`apply` runs the advised configuration on the user's own array
 * :mod:`tcadvisor.explanation`  — ``tcadvisor explain``: the model's chain of equations with numbers
 * :mod:`tcadvisor.queryargs`    — the arguments of one query and the default ranges, shared by the commands
 * :mod:`tcadvisor.cli`          — the ``tcadvisor`` command
@@ -37,6 +38,8 @@ _PUBLIC = {
     "AlphaChoice": "tcadvisor.alpha_policy",
     "sweep": "tcadvisor.sweeps",
     "explain": "tcadvisor.explanation",
+    "apply": "tcadvisor.gpu.applying",
+    "Applied": "tcadvisor.gpu.applying",
     "Stencil": "tcadvisor.stencil",
     "parse_stencil": "tcadvisor.stencil",
     "stencil_from": "tcadvisor.sources",

@@ -134,20 +134,33 @@ class SweepInterval:
     reference: object  # float64 reference value before any final rounding
 
 
-def sweep_interval(model: SweepModel, x, apply: Callable = numpy_apply) -> SweepInterval:
-    """The interval every output of one correct sweep from input ``x`` (float64 values) must lie in."""
+def sweep_interval(model: SweepModel, x, apply: Callable = numpy_apply,
+                   outside: float | None = None) -> SweepInterval:
+    """The interval every output of one correct sweep from input ``x`` (float64 values) must lie in.
+
+    ``outside`` None: ``apply(v, w)`` is periodic.  A number: every stage reads that value outside the domain
+    (a fixed-value boundary, exact at every stage, so carrying no error), and ``apply(v, w, pad)`` applies ``w``
+    to ``v`` with ``pad`` outside (the value itself, its magnitude, or 0 for the carried error bound).
+    """
     xp = array_module(x)
     r = xp.asarray(x, dtype=xp.float64)
     D = None  # pointwise bound on |kernel value − r| at the stage input (None: identical)
     lo = hi = z = None
+
+    def applied(v, w, pad):
+        return apply(v, w) if outside is None else apply(v, w, pad)
+
     for st in model.stages:
         if st.operand and D is not None:
             raise ValueError("operand rounding after a stage with carried error is not modelled")
         xin = round_operand(r, st.operand) if st.operand else r
+        c = None  # the value read outside the domain, rounded as the operands are
+        if outside is not None:
+            c = float(round_operand(np.float64(outside), st.operand)) if st.operand else float(outside)
         absw = np.abs(st.weights)
-        z = apply(xin, st.weights)
-        A = apply(xp.abs(xin), absw)
-        prop = apply(D, absw) if D is not None else 0.0
+        z = applied(xin, st.weights, c)
+        A = applied(xp.abs(xin), absw, None if c is None else abs(c))
+        prop = applied(D, absw, 0.0) if D is not None else 0.0
         nz = int(np.count_nonzero(st.weights))
         E = prop + st.gamma * (A + prop) + gamma(nz + 1, U64) * A + 4 * U64 * (xp.abs(z) + A)
         if st.output:
