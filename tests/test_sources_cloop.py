@@ -125,6 +125,38 @@ def test_cuda_grid_stride_loop_and_bfloat16():
     assert weights(src) == {(1,): 1.0, (-1,): -1.0} and src.dtype == "bfloat16"
 
 
+@pytest.mark.parametrize("z_index", ["blockIdx.z * blockDim.z + threadIdx.z", "threadIdx.z + blockIdx.z * blockDim.z"])
+def test_cuda_const_thread_indices_in_3d(z_index):
+    """``const int i = ...threadIdx...``: a thread index, not a const coefficient whose initialiser is read."""
+    text = ("#define N 64\n"
+            "__global__ void lap(const double (*__restrict__ a)[N][N], double (*__restrict__ b)[N][N]) {\n"
+            "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  const int j = blockIdx.y * blockDim.y + threadIdx.y;\n"
+            f"  const int k = {z_index};\n"
+            "  if (i > 0 && i < N-1 && j > 0 && j < N-1 && k > 0 && k < N-1)\n"
+            "    b[k][j][i] = a[k][j][i-1] + a[k][j][i+1] + a[k-1][j][i] + 2*a[k+1][j][i] + a[k][j-1][i]"
+            " + a[k][j+1][i] - 6.0*a[k][j][i];\n}\n")
+    src = from_c_text(text, filename="lap.cu")
+    assert weights(src) == {(0, 0, -1): 1.0, (0, 0, 1): 1.0, (-1, 0, 0): 1.0, (1, 0, 0): 2.0, (0, -1, 0): 1.0,
+                            (0, 1, 0): 1.0, (0, 0, 0): -6.0}
+    assert src.dtype == "double" and src.read_from == "lap.cu line 7 (the update of b from a, double)"
+    refused(r"line 7: the loop variable k is used as a value", text.replace("- 6.0*a[k][j][i]", "- k*a[k][j][i]"),
+            filename="lap.cu")
+
+
+def test_a_temporary_in_the_body_is_named_as_a_second_statement():
+    refused(r"line 3: the innermost loop body holds 2 statements \(line 3: double t = a\[i - 1\] \+ a\[i \+ 1\], "
+            r"line 3: b\[i\] = 0\.5 \* t\)",
+            LOOP.replace("BODY", "{ double t = a[i-1] + a[i+1]; b[i] = 0.5 * t; }"))
+
+
+def test_a_refusal_after_integer_division_says_it_truncated():
+    refused(r"a stencil must reach at least one neighbour .*\(note: 1 / 2 on line 3 is C's integer division \(= 0\)",
+            LOOP.replace("BODY", "b[i] = (1/2) * (a[i-1] + a[i+1]) + a[i];"))
+    refused(r"every coefficient of the reads of a cancels to zero.*integer division \(= 0\)",
+            LOOP.replace("BODY", "b[i] = (1/3) * (a[i-1] + a[i+1]);"))
+
+
 @pytest.mark.parametrize("decl,dtype", [("double", "double"), ("float", "float"), ("half", "half"),
                                         ("__half", "half"), ("__nv_bfloat16", "bfloat16"), ("real", "float")])
 def test_dtype_from_the_declaration(decl, dtype):

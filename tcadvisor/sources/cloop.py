@@ -704,6 +704,7 @@ class _Reader:
         self.notes: list[str] = []
         self.shown: dict = {}  # (array, offset) -> the first read as written
         self.consts_seen: set = set()
+        self.variables: set = set()  # names read as plain symbols (the loop variables, inside an index)
 
     def fail(self, node, message: str) -> TcAdvisorError:
         return self.where.error(_line(node) or self.line, message)
@@ -826,6 +827,8 @@ class _Reader:
     def scalar(self, node, depth: int) -> _Linear:
         sp = self.sp
         name = node.name
+        if name in self.variables:  # a loop variable or CUDA thread index (const int i = ... is not a coefficient)
+            return _Linear({}, sp.Symbol(name), True)
         if name in self.index_vars or name in self.loop_vars:
             raise self.fail(node, f"the loop variable {name} is used as a value in the update (a coefficient that "
                                   "varies with the point); expected coefficients that are the same at every point")
@@ -939,12 +942,12 @@ def _affine(sub, reader: _Reader, node) -> tuple[dict, Any]:
             raise reader.fail(node, f"the index {_text(sub)} of {_text(node)} is not affine; expected a loop "
                                     "variable plus a constant")
     variables = sorted(reader.index_vars | reader.loop_vars)
-    saved = (reader.index_vars, reader.loop_vars, set(reader.symbols))
-    reader.index_vars, reader.loop_vars = set(), set()
+    saved = (reader.index_vars, reader.loop_vars, set(reader.symbols), reader.variables)
+    reader.index_vars, reader.loop_vars, reader.variables = set(), set(), set(variables)
     try:
         value = reader.convert(sub)
     finally:
-        reader.index_vars, reader.loop_vars, reader.symbols = saved
+        reader.index_vars, reader.loop_vars, reader.symbols, reader.variables = saved
     expr = sp.expand(value.const)
     symbols = [sp.Symbol(v) for v in variables]
     try:
@@ -1020,6 +1023,7 @@ def _choose(finder: _Finder, where: _Where, field: str | None) -> _Update:
         chosen = [u for u in finder.updates if u.reads or u.node.op != "="]
         if not chosen:
             u = finder.updates[0]
+            _one_statement(finder, u, where)  # b[i] = 0.5*t after double t = a[i-1] + a[i+1]: a temporary
             raise where.error(_line(u.node), f"the loop's update {_text(u.node)!r} reads no array; expected an "
                                              "update that reads the source array, e.g. b[i] = a[i-1] + a[i+1]")
     bodies = []
@@ -1032,13 +1036,19 @@ def _choose(finder: _Finder, where: _Where, field: str | None) -> _Update:
                 "field= (--field) names the source array of the one to model")
         raise where.error(None, f"{len(chosen)} loop-nest updates: {shown}; {hint}")
     update = chosen[0]
+    _one_statement(finder, update, where)
+    return update
+
+
+def _one_statement(finder: _Finder, update: _Update, where: _Where) -> None:
+    """Refuse, naming them, the statements beside the update in its innermost body (a temporary, a second
+    update): tcadvisor reads a body of one assignment."""
     statements = finder.statements.get(id(update.ctx.body), [])
     if len(statements) > 1:
         shown = ", ".join(f"line {line}: {text}" for line, text in statements[:3])
         raise where.error(statements[1][0] or _line(update.node),
                           f"the innermost loop body holds {len(statements)} statements ({_shown(shown, 140)}); "
                           "tcadvisor reads a body of one assignment (one update per loop nest)")
-    return update
 
 
 def from_c_text(text: str, *, filename: str = "<string>", field: str | None = None, values: Mapping | None = None,
@@ -1173,9 +1183,10 @@ def _read_update(update: _Update, ast, where: _Where, field: str | None, given: 
             continue
         offsets.append(offset)
         weights.append(number)
+    truncated = "".join(f" (note: {n})" for n in reader.notes if "integer division" in n)
     if not offsets:
         raise where.error(line, f"every coefficient of the reads of {source} cancels to zero; at least one must be "
-                                "non-zero")
+                                f"non-zero{truncated}")
     if form.const != 0:
         notes.append(f"the term {_shown(str(form.const))} of the update on line {line} reads no array (a source "
                      "term, the same at every point) and is not part of the stencil")
@@ -1195,7 +1206,7 @@ def _read_update(update: _Update, ast, where: _Where, field: str | None, given: 
     try:
         stencil = Stencil.from_offsets(offsets, name=name, weights=None if symbolic else weights)
     except TcAdvisorError as exc:
-        raise where.error(line, f"the update of {out} from {source}: {exc}") from None
+        raise where.error(line, f"the update of {out} from {source}: {exc}{truncated}") from None
     read_from = f"{where.filename} line {line} (the update of {out} from {source}{', ' + dtype if dtype else ''})"
     return StencilSource(stencil, dtype, read_from, tuple(notes))
 
