@@ -1,6 +1,8 @@
 """tcadvisor.stencil_from: one operator written as an array, a mapping or an update function reads as one stencil;
 the conventions agree with SciPy and PyTorch; every refusal is one line."""
 import itertools
+import re
+import time
 
 import numpy as np
 import pytest
@@ -317,6 +319,51 @@ def test_update_function_needs_dims_and_is_bounded():
     stencil_from(counting, dims=2)
     assert 0 < len(seen) <= MAX_CALLS and all(s == (PROBE_SIDE, PROBE_SIDE) for s in seen)
     assert PROBE_SIDE ** 3 * 8 < 400_000  # the largest probe grid, 3D float64, stays small
+
+
+def test_update_function_nan_output_and_time_are_refused(monkeypatch):
+    from tcadvisor.sources import probe
+
+    one_line(lambda: stencil_from(lambda u: _lap(u) * np.nan, dims=2), "returned NaN or infinite values")
+
+    def mean_of_nonzero(u):  # 0/0 for the array of zeros
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _lap(u) / (u != 0).sum()
+    one_line(lambda: stencil_from(mean_of_nonzero, dims=2), "NaN or infinite")
+    monkeypatch.setattr(probe, "MAX_PROBE_SECONDS", 0.2)
+    calls = []
+
+    def slow(u):
+        calls.append(1)
+        time.sleep(0.15)
+        return _lap(u)
+    start = time.monotonic()
+    one_line(lambda: stencil_from(slow, dims=2), r"took 0\.\d s for 2 calls .* stops probing past 0\.2 s")
+    assert len(calls) == 2 and time.monotonic() - start < 1.0  # no call after the budget is spent
+
+
+def test_impulse_values_within_rounding_do_not_fail_the_interior_check():
+    """Weights near rounding (1e-14 of the centre's) are read as zero; the interior check allows for them."""
+    src = stencil_from(lambda u: np.roll(u, 1, axis=0) + u + 1e-14 * np.roll(u, -1, axis=1), dims=2)
+    assert _as_dict(src.stencil) == {(-1, 0): 1.0, (0, 0): 1.0} and any("rounding" in n for n in src.notes)
+
+
+def test_values_are_checked_and_used():
+    sp = pytest.importorskip("sympy")
+    dt = sp.Symbol("dt")
+    heat = {-1: dt, 0: 1 - 2 * dt, 1: dt}
+    assert "coefficients evaluated with dt = 0.25" in stencil_from(heat, values={"dt": 0.25}).notes
+    one_line(lambda: stencil_from(heat, values={"dx": 0.1}), "values names dx, which the mapping's coefficients do "
+                                                             "not use; its symbols are dt")
+    one_line(lambda: stencil_from({1: 1.0, 0: 2.0}, values={"dt": 0.1}), "its coefficients are numbers")
+    i = sp.Idx("i")
+    u = sp.IndexedBase("u")
+    for bad, shown in [("abc", "'abc' (str)"), (None, "None (NoneType)"), (1j, "1j (complex)"),
+                       (float("nan"), "nan (float)"), (dt, "dt (Symbol)"), (np.array([0.1]), "ndarray")]:
+        one_line(lambda: stencil_from(heat, values={"dt": bad}), f"values gives dt = .*{re.escape(shown)}.*finite real")
+        one_line(lambda: stencil_from(dt * u[i + 1] + u[i], values={"dt": bad}), "finite real number")
+    one_line(lambda: stencil_from(heat, values={dt: 0.1}), "values has the key dt \\(Symbol\\)")
+    assert _as_dict(stencil_from(heat, values={"dt": np.float32(0.25)}).stencil)[(0,)] == 0.5
 
 
 def test_a_function_that_forces_float32_gives_float():

@@ -290,6 +290,33 @@ def _mapping_offset(key: Any) -> tuple[int, ...]:
                          "an integer (1D) or a tuple of integers such as (0, 1)")
 
 
+def check_values(values: Any) -> dict[str, float]:
+    """``values=`` for symbolic coefficients as ``{name: float}``, or a one-line refusal: names are strings, numbers
+    finite and real (a string, None, a complex number or a SymPy symbol would leave the coefficient symbolic, or
+    fail inside SymPy, instead of being refused here)."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise TcAdvisorError(f"values {short_repr(values)} ({type(values).__name__}) is not a mapping; expected "
+                             "{symbol name: number}, e.g. {'dt': 0.1}")
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, str) or not key.strip():
+            raise TcAdvisorError(f"values has the key {short_repr(key)} ({type(key).__name__}); expected symbol "
+                                 "names as strings, e.g. {'dt': 0.1}")
+        number = None
+        if not isinstance(value, (bool, np.bool_, str, bytes, complex)) and getattr(value, "ndim", 0) == 0:
+            try:
+                number = float(value)
+            except (TypeError, ValueError, OverflowError, ArithmeticError):
+                number = None
+        if number is None or not np.isfinite(number):
+            raise TcAdvisorError(f"values gives {key} = {short_repr(value)} ({type(value).__name__}); expected a "
+                                 f"finite real number, e.g. {{{key!r}: 0.1}}")
+        out[key] = number
+    return out
+
+
 def _coefficient(offset: tuple[int, ...], value: Any, values: Mapping | None) -> float | None:
     """A coefficient as a float; a symbolic one with its symbols given by ``values``; None: still symbolic."""
     if isinstance(value, (bool, np.bool_, str, bytes)):
@@ -345,20 +372,29 @@ def from_mapping(mapping: Mapping, *, flip: bool = False, name: str | None = Non
         pairs = list(mapping.items())
     if not pairs:
         raise TcAdvisorError("the mapping is empty; expected {offset: coefficient}, e.g. {(0, 1): 0.25, ...}")
+    given = check_values(values)
     sign = -1 if flip else 1
     offsets, weights, symbolic = [], [], []
+    names: set[str] = set()  # the symbols of the coefficients, for values=
     for key, value in pairs:
+        names |= {getattr(sym, "name", str(sym)) for sym in getattr(value, "free_symbols", None) or ()}
         offset = tuple(sign * v for v in _mapping_offset(key))
-        number = _coefficient(offset, value, values)
+        number = _coefficient(offset, value, given)
         if number is None:
             symbolic.append(str(value))
         elif number == 0.0:
             continue
         offsets.append(offset)
         weights.append(number)
+    unused = sorted(set(given) - names)
+    if unused:
+        its = f"its symbols are {', '.join(sorted(names))}" if names else "its coefficients are numbers"
+        raise TcAdvisorError(f"values names {', '.join(unused)}, which the mapping's coefficients do not use; {its}")
     if not offsets:
         raise TcAdvisorError("every coefficient of the mapping is zero; at least one must be non-zero")
     notes = []
+    if given:
+        notes.append("coefficients evaluated with " + ", ".join(f"{k} = {v:g}" for k, v in sorted(given.items())))
     if symbolic:
         shown = ", ".join(sorted(set(symbolic))[:3]) + (", ..." if len(set(symbolic)) > 3 else "")
         notes.append(f"coefficient{'s' if len(symbolic) > 1 else ''} {shown} left symbolic: the stencil keeps its "

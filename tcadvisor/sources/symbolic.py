@@ -44,7 +44,7 @@ import numpy as np
 from ..bounded import short_repr
 from ..errors import TcAdvisorError
 from ..stencil import MAX_RADIUS, Stencil
-from .arrays import FLOAT_DTYPES, _coefficient
+from .arrays import FLOAT_DTYPES, _coefficient, check_values
 from .result import StencilSource
 
 #: Most nodes an expression may have (counted in SymPy's preorder, before and after Devito's evaluation).
@@ -126,18 +126,7 @@ def _count_nodes(expr: Any, what: str) -> None:
 
 
 def _values(values: Mapping | None) -> dict[str, Any]:
-    if values is None:
-        return {}
-    if not isinstance(values, Mapping):
-        raise TcAdvisorError(f"values {short_repr(values)} ({type(values).__name__}) is not a mapping; expected "
-                             "{symbol name: number}, e.g. {'dt': 0.1}")
-    out = {}
-    for key, value in values.items():
-        if not isinstance(key, str):
-            raise TcAdvisorError(f"values has the key {short_repr(key)} ({type(key).__name__}); expected symbol "
-                                 "names as strings, e.g. {'dt': 0.1}")
-        out[key] = value
-    return out
+    return check_values(values)
 
 
 def _field_name(field: Any) -> str | None:
@@ -357,7 +346,7 @@ def _read(what: str, rhs: Any, reads: list[_Read], field: Any, values: Mapping |
                      "source term is not part of the stencil")
     used = sorted(set(given) & {s.name for c in coefficients.values() for s in c.free_symbols})
     if used:
-        notes.append("coefficients evaluated with " + ", ".join(f"{k} = {given[k]}" for k in used))
+        notes.append("coefficients evaluated with " + ", ".join(f"{k} = {given[k]:g}" for k in used))
     if symbolic:
         shown = sorted(symbolic)
         notes.append(f"the coefficients hold {_names(shown)} without values, so they are treated as generic "
