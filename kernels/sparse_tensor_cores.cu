@@ -124,7 +124,9 @@ typedef unsigned short real;    // storage: FP16 or BF16 bit patterns
 
 __device__ __forceinline__ void mma_sp(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[4],
                                        unsigned meta, const float (&c)[4]) {
-#if PREC == 0
+#if defined(TCADVISOR_HOST_EMU)  // the warp's mma.sp computed on the CPU (tests/host_cuda/emu.h)
+    emu::mma_sp<PREC == 0 ? 1 : PREC + 1>(d, a, b, meta, c);
+#elif PREC == 0
     asm(MMA_SP "m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, "
         "{%12,%13,%14,%15}, %16, 0x0;"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
@@ -149,15 +151,21 @@ __device__ __forceinline__ void mma_sp(float (&d)[4], const unsigned (&a)[4], co
 
 #if PREC == 0
 __device__ __forceinline__ unsigned to_tf32(float v) {
+#if defined(TCADVISOR_HOST_EMU)
+    return emu::cvt_rna_tf32(v);
+#else
     unsigned r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
     return r;
+#endif
 }
 #else
 // Two FP32 accumulators as one 32-bit word of 16-bit values: lo at the lower address.
 __device__ __forceinline__ unsigned pack2(float lo, float hi) {
     unsigned r;
-#if PREC == 1
+#if defined(TCADVISOR_HOST_EMU)
+    r = emu::cvt_rn_16x2(PREC == 1, lo, hi);
+#elif PREC == 1
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
 #else
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -167,9 +175,13 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 #endif
 
 __device__ __forceinline__ int opaque_zero() {
+#if defined(TCADVISOR_HOST_EMU)
+    return 0;
+#else
     int z;
     asm volatile("mov.u32 %0, 0;" : "=r"(z));
     return z;
+#endif
 }
 
 // B fragments of one input slice for every inner offset a and K chunk: lane (g, t) needs the

@@ -147,6 +147,9 @@ typedef real wtype;
 // One 4- or 8-byte weight word from shared memory.  volatile: the load stays where it is
 // written, inside the streaming loop, instead of being hoisted into a register.
 __device__ __forceinline__ wtype lds_weight(const wtype* p) {
+#if defined(TCADVISOR_HOST_EMU)  // the CPU tests (tests/host_cuda/emu.h)
+    return *(volatile const wtype*)p;
+#else
     const unsigned a = (unsigned)__cvta_generic_to_shared(p);
 #if IS_DOUBLE
     double v;
@@ -161,6 +164,7 @@ __device__ __forceinline__ wtype lds_weight(const wtype* p) {
     return __uint_as_float(v);
 #endif
 #endif
+#endif
 }
 #endif
 
@@ -168,7 +172,9 @@ __device__ __forceinline__ wtype lds_weight(const wtype* p) {
 // Two FP32 accumulators as one word of 16-bit values, lo at the lower address.
 __device__ __forceinline__ unsigned pack2(float lo, float hi) {
     unsigned r;
-#if HALF == 1
+#if defined(TCADVISOR_HOST_EMU)
+    r = emu::cvt_rn_16x2(HALF == 1, lo, hi);
+#elif HALF == 1
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
 #else
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -180,6 +186,8 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 __device__ __forceinline__ areg to_a(real v) {
 #if IS_DOUBLE || HALF
     return v;
+#elif defined(TCADVISOR_HOST_EMU)
+    return emu::cvt_rna_tf32(v);
 #else
     unsigned r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
@@ -196,7 +204,9 @@ __device__ __forceinline__ breg to_b(wtype v) {
 }
 
 __device__ __forceinline__ void mma(creg (&d)[NC], const areg (&a)[NA], const breg (&b)[NB], const creg (&c)[NC]) {
-#if HALF == 1 && MMA_M == 16 && MMA_K == 16
+#if defined(TCADVISOR_HOST_EMU)  // the warp's MMA computed on the CPU (tests/host_cuda/emu.h)
+    emu::mma_sync<MMA_M, MMA_K, IS_DOUBLE ? 0 : (HALF ? HALF + 1 : 1)>(d, a, b, c);
+#elif HALF == 1 && MMA_M == 16 && MMA_K == 16
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%10,%11,%12,%13};"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])

@@ -1,4 +1,4 @@
-"""The CUDA-core kernels of kernels/ compiled for the host and run on NumPy arrays (CPU tests).
+"""The bundled kernels of kernels/ compiled for the host and run on NumPy arrays (CPU tests).
 
 :func:`compile_module` translates a kernel source with ``tests/host_cuda/emu.h``
 (one coroutine per CUDA thread, see that header) and builds it with g++ into a
@@ -63,8 +63,8 @@ def compile_module(filename: str, defines, function: str) -> "HostModule":
         with open(src, "w") as fh:
             fh.write(driver)
         tmp = f"{lib}.{os.getpid()}"
-        proc = subprocess.run(["g++", *flags, f"-I{EMU_DIR}", "-o", tmp, src], capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(["g++", *flags, f"-I{EMU_DIR}", f"-I{data_dir('kernels')}", "-o", tmp, src],
+                              capture_output=True, text=True, timeout=600)
         if proc.returncode:
             raise RuntimeError(f"g++ failed on kernels/{filename} {defines}:\n{proc.stderr[-3000:]}")
         os.replace(tmp, lib)
@@ -102,7 +102,8 @@ class HostFunction:
                                         ctypes.c_int(int(self.reverse)))
         if rc:
             raise RuntimeError({1: "host emulation could not allocate thread stacks",
-                                2: "a thread ended with asynchronous copies it never waited for"}.get(rc, f"rc {rc}"))
+                                2: "a thread ended with asynchronous copies it never waited for",
+                                3: "lanes of a warp met in different warp collectives (mma, shfl)"}.get(rc, f"rc {rc}"))
         self.fmas = self.module.fma_count() - before  # fused multiply-adds the last launch executed
 
 

@@ -366,6 +366,20 @@ def test_values_are_checked_and_used():
     assert _as_dict(stencil_from(heat, values={"dt": np.float32(0.25)}).stencil)[(0,)] == 0.5
 
 
+def test_flip_far_mapping_keys_longdouble_and_comparisons_are_refused():
+    one_line(lambda: stencil_from(np.ones(3), flip="no"), r"flip 'no' \(str\) is not True or False")
+    one_line(lambda: stencil_from(np.ones(3), flip=1), r"flip 1 \(int\) is not True or False")
+    assert stencil_from(np.array([1.0, 2.0, 3.0]), flip=np.bool_(True)).stencil.weights == (3.0, 2.0, 1.0)
+    start = time.monotonic()
+    one_line(lambda: stencil_from({k: 1.0 for k in range(-300_000, 300_000)}), "key -300000 is not an offset")
+    assert time.monotonic() - start < 2.0  # refused at the first key out of reach, not after reading them all
+    one_line(lambda: stencil_from({(0, 0, 0, 1): 1.0, (0, 0, 0, 0): 1.0}), "at most 3 integers")
+    one_line(lambda: stencil_from(np.ones(3, dtype=np.longdouble)), "a floating-point type the kernels do not")
+    sp = pytest.importorskip("sympy")
+    u, i = sp.IndexedBase("u"), sp.Idx("i")
+    one_line(lambda: stencil_from(u[i] > u[i + 1]), r"is a comparison \(StrictGreaterThan\), not an update")
+
+
 def test_a_function_that_forces_float32_gives_float():
     src = stencil_from(lambda u: _lap(u).astype(np.float32), dims=2)
     assert src.dtype == "float" and any("float" in n for n in src.notes)

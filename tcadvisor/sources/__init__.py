@@ -61,6 +61,14 @@ def _only(form: str, given: dict[str, Any], allowed: tuple[str, ...]) -> None:
             raise TcAdvisorError(f"{spelled} does not apply to {form}; it applies to {applies}")
 
 
+def _check_flip(flip: Any) -> None:
+    """``flip`` is True or False: a convolution kernel is flipped only when the caller says so, never guessed from
+    a truthy value such as 'no'."""
+    if not isinstance(flip, bool) and type(flip).__name__ != "bool_":
+        raise TcAdvisorError(f"flip {short_repr(flip)} ({type(flip).__name__}) is not True or False; expected "
+                             "flip=True for a convolution kernel")
+
+
 def is_source_path(value: Any) -> bool:
     """Whether ``value`` is a path this package reads (a ``.npy``, a C file; a ``.py`` to refuse)."""
     if not isinstance(value, (str, Path)) and not hasattr(value, "__fspath__"):
@@ -82,6 +90,7 @@ def read_path(path: str | os.PathLike, *, origin: Any = None, flip: bool = False
 
     text = os.fspath(path).strip()
     suffix = Path(text).suffix.lower()
+    _check_flip(flip)
     given = {"origin": origin, "flip": flip, "field": field, "values": values}
     if suffix in PYTHON_SUFFIXES:
         raise TcAdvisorError(f"stencil {text!r} is a Python file, which tcadvisor never imports; import it yourself "
@@ -162,6 +171,7 @@ def stencil_from(obj: Any, *, origin: Any = None, flip: bool = False, field: str
     from . import arrays
 
     given = {"origin": origin, "flip": flip, "field": field, "values": values, "dims": dims}
+    _check_flip(flip)
     if values is not None and not isinstance(values, Mapping):
         raise TcAdvisorError(f"values {short_repr(values)} ({type(values).__name__}) is not a mapping; expected "
                              "{symbol name: number}, e.g. {'dt': 0.1}")

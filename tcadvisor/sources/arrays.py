@@ -156,6 +156,7 @@ def stencil_dtype(dtype: str, what: str) -> str:
     if key in FLOAT_DTYPES:
         return FLOAT_DTYPES[key]
     kind = ("integer" if "int" in key else "complex" if "complex" in key else "boolean" if "bool" in key
+            else "a floating-point type the kernels do not compute in" if "float" in key or "double" in key
             else "not floating point")
     raise TcAdvisorError(f"{what} has element type {dtype or 'unknown'} ({kind}); expected floating-point weights "
                          "(float64, float32, float16 or bfloat16), e.g. w.astype(float)")
@@ -379,6 +380,9 @@ def from_mapping(mapping: Mapping, *, flip: bool = False, name: str | None = Non
     for key, value in pairs:
         names |= {getattr(sym, "name", str(sym)) for sym in getattr(value, "free_symbols", None) or ()}
         offset = tuple(sign * v for v in _mapping_offset(key))
+        if len(offset) > MAX_DIMS or max(abs(v) for v in offset) > MAX_RADIUS:  # refused before the rest is read
+            raise TcAdvisorError(f"the mapping's key {short_repr(key)} is not an offset tcadvisor models: at most "
+                                 f"{MAX_DIMS} integers, each within ±{MAX_RADIUS} (radius {MAX_RADIUS})")
         number = _coefficient(offset, value, given)
         if number is None:
             symbolic.append(str(value))

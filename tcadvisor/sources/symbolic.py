@@ -557,6 +557,9 @@ def from_sympy(obj: Any, *, field: Any = None, values: Mapping | None = None) ->
     if not isinstance(obj, sympy.Basic):
         raise TcAdvisorError(f"{short_repr(obj)} ({type(obj).__name__}) is not a SymPy expression; expected e.g. "
                              "u[i - 1] - 2*u[i] + u[i + 1] with u = IndexedBase('u'), i = Idx('i')")
+    if isinstance(obj, sympy.core.relational.Relational) and not isinstance(obj, sympy.Eq):
+        raise TcAdvisorError(f"{short_repr(str(obj))} is a comparison ({type(obj).__name__}), not an update; expected "
+                             "an expression or Eq(v[i, j], ...)")
     has_sides = hasattr(obj, "lhs") and hasattr(obj, "rhs")
     kind = ("Eq" if isinstance(obj, sympy.Eq) else type(obj).__name__) if has_sides else "expression"
     what = f"the SymPy {kind}"

@@ -1,4 +1,4 @@
-// Host emulation of the CUDA subset the CUDA-core kernels use, for the CPU tests.
+// Host emulation of the CUDA subset the bundled kernels use (CUDA cores; Tensor Cores: see the end), for the CPU tests.
 //
 // A kernel source from kernels/ is compiled by g++ after this header (and a few
 // textual rewrites done by tests/_host_cuda.py: dynamic shared memory and
@@ -47,12 +47,22 @@ struct Thread {
     // cp.async: copies issued and not yet waited for (destination, source, bytes, source bytes)
     struct Copy { void* dst; const void* src; unsigned bytes, src_bytes; };
     std::vector<Copy> pending;
+    unsigned tid = 0;                  // linear index in the block (lane = tid % 32)
+    unsigned long long collectives = 0;  // warp collectives (mma, shuffles) this thread has entered
 };
 inline ucontext_t scheduler;
 inline Thread* current = nullptr;
 inline dim3 block_idx, block_dim, grid_dim;
 inline unsigned char* dynamic_smem = nullptr;
 inline std::function<void()> body;
+// Warp collectives: one lane's operands (see warp_exchange below), two sets by the parity of the collective.
+struct WarpOp {
+    unsigned long long seq;
+    unsigned long long a[8], b[4], meta;
+    double c[4];
+};
+inline std::vector<WarpOp> warp_ops[2];
+inline bool collective_mismatch = false;
 inline constexpr std::size_t STACK_BYTES = 256 * 1024;
 
 inline void trampoline() {
@@ -68,6 +78,7 @@ inline int run_block(std::vector<Thread>& threads, bool reverse) {
     for (std::size_t i = 0; i < n; ++i) {
         Thread& t = threads[i];
         t.done = false;
+        t.collectives = 0;
         getcontext(&t.ctx);
         t.ctx.uc_stack.ss_sp = t.stack;
         t.ctx.uc_stack.ss_size = STACK_BYTES;
@@ -101,7 +112,10 @@ template <class... A>
 int launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, void** argv, int reverse) {
     const std::size_t n = std::size_t(block.x) * block.y * block.z;
     std::vector<Thread> threads(n);
+    for (auto& ops : warp_ops) ops.assign(n + 32, WarpOp{});
+    collective_mismatch = false;
     for (std::size_t i = 0; i < n; ++i) {
+        threads[i].tid = unsigned(i);
         threads[i].idx = dim3{unsigned(i % block.x), unsigned(i / block.x % block.y), unsigned(i / (block.x * block.y))};
         threads[i].stack = static_cast<char*>(std::malloc(STACK_BYTES));
         if (!threads[i].stack) return 1;
@@ -117,7 +131,10 @@ int launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, void** argv
         const std::size_t b = reverse ? blocks - 1 - k : k;
         block_idx = dim3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y), unsigned(b / (grid.x * grid.y))};
         std::memset(shared.data(), 0xFF, shared.size());  // all-ones bits: NaN in float and double
+        for (auto& ops : warp_ops)
+            for (auto& op : ops) op.seq = ~0ULL;
         rc = run_block(threads, reverse != 0);
+        if (!rc && collective_mismatch) rc = 3;  // lanes of a warp met in different collectives
     }
     for (auto& t : threads) std::free(t.stack);
     return rc;
@@ -169,3 +186,206 @@ struct double2 { double x, y; };
 struct float4 { float x, y, z, w; };
 inline double2 make_double2(double x, double y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+
+// ----------------------------------------------------------------------------------------------------------
+// Warp-level instructions of the Tensor Core kernels (kernels/tensor_cores.cu, kernels/sparse_tensor_cores.cu),
+// which call these in place of their inline PTX when TCADVISOR_HOST_EMU is defined.
+//
+// A warp collective (mma.sync, mma.sp, shfl.sync): each lane leaves its operands in its slot and yields to the
+// scheduler, which runs every other live thread of the block up to its next yield; the lanes of a warp run the
+// same collectives in the same order (the kernels call them in warp-uniform code), so when a lane resumes every
+// lane of its warp has left its operands, and the lane computes its own results from all 32.  The slots come in
+// two sets by the parity of the collective: a lane that goes on to its next collective in the same round does
+// not overwrite what a later lane of its warp has yet to read.  A lane finding another at a different
+// collective sets collective_mismatch (the launch returns 3).
+//
+// Arithmetic: FP64 products accumulated by fused multiply-adds in k order from C; TF32, FP16 and BF16 products
+// (exact in double) summed with C in double and rounded once to float -- at least as accurate as the FP32
+// accumulation of the hardware, whose error the checks' rounding interval bounds.  Layouts: the PTX ISA's
+// "Matrix Fragments for mma.m16n8k4 / m16n8k8 / m16n8k16 / m8n8k4" and "... for sparse mma", the formulas of
+// tcadvisor/transforms/rowband.py (a_pos, b_pos, c_pos) and tcadvisor/gpu/layouts.py, written out again here.
+namespace emu {
+inline WarpOp* warp_exchange(const WarpOp& mine) {
+    Thread& t = *current;
+    const unsigned par = unsigned(t.collectives & 1);
+    WarpOp& slot = warp_ops[par][t.tid];
+    slot = mine;
+    slot.seq = t.collectives;
+    sync();
+    WarpOp* warp = &warp_ops[par][t.tid & ~31u];
+    for (int l = 0; l < 32; ++l)
+        if (warp[l].seq != t.collectives) collective_mismatch = true;
+    ++t.collectives;
+    return warp;
+}
+inline unsigned lane_of() { return current->tid & 31u; }
+
+template <class T>
+inline unsigned long long word_of(T v) {
+    if constexpr (std::is_same_v<T, double>) {
+        unsigned long long w;
+        std::memcpy(&w, &v, 8);
+        return w;
+    } else if constexpr (std::is_same_v<T, float>) {
+        unsigned w;
+        std::memcpy(&w, &v, 4);
+        return w;
+    } else {
+        return (unsigned long long)v;
+    }
+}
+inline double f64_of(unsigned long long w) { double v; std::memcpy(&v, &w, 8); return v; }
+inline float f32_of(unsigned w) { float v; std::memcpy(&v, &w, 4); return v; }
+inline unsigned f32_bits(float v) { unsigned w; std::memcpy(&w, &v, 4); return w; }
+// The Tensor Cores read the 19 bits of a TF32 operand (sign, exponent, 10 mantissa bits).
+inline double tf32_of(unsigned w) { return f32_of(w & 0xFFFFE000u); }
+inline double f16_of(unsigned h) {
+    const unsigned short b = (unsigned short)h;
+    _Float16 v;
+    std::memcpy(&v, &b, 2);
+    return (double)v;
+}
+inline double bf16_of(unsigned h) { return f32_of((h & 0xFFFFu) << 16); }
+// cvt.rna.tf32.f32: nearest, ties away from zero (tcadvisor.gpu.numerics.round_tf32).
+inline unsigned cvt_rna_tf32(float v) { return (f32_bits(v) + 0x1000u) & 0xFFFFE000u; }
+// cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 of one value: nearest, ties to even.
+inline unsigned cvt_rn_f16(float v) {
+    const _Float16 h = (_Float16)v;
+    unsigned short b;
+    std::memcpy(&b, &h, 2);
+    return b;
+}
+inline unsigned cvt_rn_bf16(float v) {
+    const unsigned w = f32_bits(v);
+    return (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;
+}
+// Two values as one word of FP16 (f16) or BF16 halves, lo in the low half.
+inline unsigned cvt_rn_16x2(bool f16, float lo, float hi) {
+    return f16 ? cvt_rn_f16(lo) | cvt_rn_f16(hi) << 16 : cvt_rn_bf16(lo) | cvt_rn_bf16(hi) << 16;
+}
+
+// Operand types: 0 FP64, 1 TF32, 2 FP16, 3 BF16.
+inline double half_of(int type, unsigned long long word, int e) {  // 16-bit value e (0: low) of a register
+    const unsigned h = unsigned(word >> (16 * e)) & 0xFFFFu;
+    return type == 2 ? f16_of(h) : bf16_of(h);
+}
+
+// mma.sync.aligned.m{M}n8k{K}: A (M x K) row-major fragments, B (K x 8), C/D (M x 8).
+template <int M, int K, int TYPE, class AR, class BR, class CR, int NA_, int NB_, int NC_>
+void mma_sync(CR (&d)[NC_], const AR (&a)[NA_], const BR (&b)[NB_], const CR (&c)[NC_]) {
+    static_assert(NA_ <= 8 && NB_ <= 4 && NC_ <= 4, "fragment larger than a slot");
+    WarpOp mine{};
+    for (int i = 0; i < NA_; ++i) mine.a[i] = word_of(a[i]);
+    for (int i = 0; i < NB_; ++i) mine.b[i] = word_of(b[i]);
+    for (int i = 0; i < NC_; ++i) mine.c[i] = double(c[i]);
+    const WarpOp* w = warp_exchange(mine);
+    double A[16][16] = {}, B[16][8] = {}, C[16][8] = {};
+    for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        if (TYPE >= 2) {  // m16n8k16 .f16/.bf16: register i holds halves 2i (low) and 2i + 1
+            for (int e = 0; e < 8; ++e)
+                A[g + 8 * ((e >> 1) & 1)][2 * t + (e & 1) + 8 * (e >> 2)] = half_of(TYPE, w[lane].a[e >> 1], e & 1);
+            for (int e = 0; e < 4; ++e) B[2 * t + (e & 1) + 8 * (e >> 1)][g] = half_of(TYPE, w[lane].b[e >> 1], e & 1);
+        } else {
+            for (int i = 0; i < NA_; ++i) {
+                const int row = M == 8 ? g : g + 8 * (i & 1), k = M == 8 ? t : t + 4 * (i >> 1);
+                A[row][k] = TYPE == 0 ? f64_of(w[lane].a[i]) : tf32_of(unsigned(w[lane].a[i]));
+            }
+            for (int j = 0; j < NB_; ++j)
+                B[t + 4 * j][g] = TYPE == 0 ? f64_of(w[lane].b[j]) : tf32_of(unsigned(w[lane].b[j]));
+        }
+        for (int i = 0; i < NC_; ++i) {
+            const int row = M == 8 ? g : g + 8 * (i >> 1), col = M == 8 ? 2 * t + i : 2 * t + (i & 1);
+            C[row][col] = w[lane].c[i];
+        }
+    }
+    fma_count += M * 8 * K / 32;  // the MMA's multiply-adds, a 32nd per lane (the plans' executed FLOPs)
+    const int lane = int(lane_of()), g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < NC_; ++i) {
+        const int row = M == 8 ? g : g + 8 * (i >> 1), col = M == 8 ? 2 * t + i : 2 * t + (i & 1);
+        double acc = C[row][col];
+        for (int k = 0; k < K; ++k)
+            acc = TYPE == 0 ? __builtin_fma(A[row][k], B[k][col], acc) : acc + A[row][k] * B[k][col];
+        d[i] = CR(acc);
+    }
+}
+
+// mma.sp (sparsity selector 0) m16n8k32 .f16/.bf16 (TYPE 2, 3) or m16n8k16 .tf32 (TYPE 1): A compressed, 2:4 or
+// 1:2, its metadata in the lanes t = 0, 1 of each quad (tcadvisor.gpu.layouts.sparse_a, sparse_meta, sparse_b).
+template <int TYPE>
+void mma_sp(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[4], unsigned meta, const float (&c)[4]) {
+    constexpr int K = TYPE == 1 ? 16 : 32, WIDTH = TYPE == 1 ? 2 : 4;
+    WarpOp mine{};
+    for (int i = 0; i < 4; ++i) {
+        mine.a[i] = a[i];
+        mine.b[i] = b[i];
+        mine.c[i] = c[i];
+    }
+    mine.meta = meta;
+    const WarpOp* w = warp_exchange(mine);
+    double A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
+    int pos[16][8][2];  // kept positions of each row's group
+    for (auto& row : pos)
+        for (auto& grp : row) grp[0] = grp[1] = -1;
+    for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        if (t >= 2) continue;
+        for (int nb = 0; nb < 8; ++nb) {
+            const unsigned v = unsigned(w[lane].meta >> (4 * nb)) & 0xFu;
+            int* kept = pos[g + 8 * (nb >> 2)][4 * t + (nb & 3)];
+            if (TYPE == 1) {
+                kept[0] = v == 0x4u ? 0 : (v == 0xEu ? 1 : -2);  // 0b0100: position 0, 0b1110: position 1
+            } else {
+                kept[0] = int(v & 3u);
+                kept[1] = int(v >> 2);
+                if (kept[0] >= kept[1]) kept[0] = -2;
+            }
+        }
+    }
+    for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        for (int r = 0; r < 4; ++r) {
+            const int row = g + 8 * (r & 1), grp = t + 4 * (r >> 1);
+            const int* kept = pos[row][grp];
+            if (kept[0] < 0) { collective_mismatch = true; continue; }  // invalid or missing metadata
+            if (TYPE == 1) {
+                A[row][grp * WIDTH + kept[0]] = tf32_of(unsigned(w[lane].a[r]));
+            } else {
+                for (int s = 0; s < 2; ++s) A[row][grp * WIDTH + kept[s]] = half_of(TYPE, w[lane].a[r], s);
+            }
+        }
+        for (int e = 0; e < (TYPE == 1 ? 4 : 8); ++e) {
+            if (TYPE == 1) B[t + 4 * e][g] = tf32_of(unsigned(w[lane].b[e]));
+            else B[8 * (e >> 1) + 2 * t + (e & 1)][g] = half_of(TYPE, w[lane].b[e >> 1], e & 1);
+        }
+        for (int e = 0; e < 4; ++e) C[g + 8 * (e >> 1)][2 * t + (e & 1)] = w[lane].c[e];
+    }
+    fma_count += 16 * 8 * K / 32;  // dense-equivalent m·n·k, as α and the plans count mma.sp
+    const int lane = int(lane_of()), g = lane >> 2, t = lane & 3;
+    for (int e = 0; e < 4; ++e) {
+        const int row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
+        double acc = C[row][col];
+        for (int k = 0; k < K; ++k) acc += A[row][k] * B[k][col];
+        d[e] = float(acc);
+    }
+}
+}  // namespace emu
+
+// shfl.sync.down: the value of lane + delta, the caller's own where that is past the warp.
+inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned delta) {
+    emu::WarpOp mine{};
+    mine.a[0] = v;
+    const emu::WarpOp* w = emu::warp_exchange(mine);
+    const unsigned src = emu::lane_of() + delta;
+    return src < 32 ? unsigned(w[src].a[0]) : v;
+}
+template <class T>
+inline T __ldg(const T* p) { return *p; }
+inline unsigned __float_as_uint(float v) { return emu::f32_bits(v); }
+inline float __uint_as_float(unsigned w) { return emu::f32_of(w); }
+// The vector types the Tensor Core kernels load and store.
+struct float2 { float x, y; };
+struct uint2 { unsigned x, y; };
+struct uint4 { unsigned x, y, z, w; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }

@@ -1,0 +1,162 @@
+"""The Tensor Core kernels' own source, run on the CPU: every thread emulated, every warp MMA computed on the host.
+
+kernels/tensor_cores.cu and kernels/sparse_tensor_cores.cu are compiled for the host
+(tests/_host_cuda.py, tests/host_cuda/emu.h: mma.sync, mma.sp and shfl.sync are warp
+collectives there, decoded with the PTX ISA's fragment layouts) and launched by
+:class:`~tcadvisor.gpu.tensor_cores.TensorCoreKernel` and
+:class:`~tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel` themselves: their plan,
+operands, ghost widths, launch split along the streamed axis and argument list are the
+ones a GPU run uses.  The compile-time row masks (K_ROWMASK / K_LINEMASK and, beyond 64
+rows, their _HI words) decide which kernel rows the code multiplies, so a wrong bit
+drops or adds a row and fails the check.  Each sweep's output must lie in the rounding
+interval of :mod:`tcadvisor.gpu.checking` around the float64 reference, the output
+field starts poisoned (NaN), the same launch with threads and blocks in reverse order
+must give the same bits, and the MMAs executed must be what the plan counts.
+"""
+import types
+
+import numpy as np
+import pytest
+
+import _host_cuda
+from tcadvisor.gpu import sparse_tensor_cores, tensor_cores
+from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
+from tcadvisor.gpu.numerics import from_storage, to_storage
+from tcadvisor.reference import random_weights
+from tcadvisor.stencil import Stencil
+
+pytestmark = pytest.mark.skipif(not _host_cuda.available(), reason="needs g++ to build the kernels for the host")
+
+DEVICE = {"name": "host emulation", "cc": (9, 0), "sms": 16, "smem_optin": 232448, "smem_per_sm": 233472,
+          "regs_per_sm": 65536}
+PRECISION = {"tensor_core": {"double": "fp64", "float": "tf32", "half": "fp16", "bfloat16": "bf16"},
+             "sparse_tensor_core": {"float": "tf32", "half": "fp16", "bfloat16": "bf16"}}
+FUNCTION = {"tensor_cores.cu": "tc_stream", "sparse_tensor_cores.cu": "sptc_stream"}
+
+
+@pytest.fixture
+def host_tc(monkeypatch):
+    """The Tensor Core kernel classes compiling and launching through the host emulation (one resident block on
+    16 SMs, so that small grids are cut into several chunks along the streamed axis)."""
+    fake_cupy = types.SimpleNamespace(asarray=np.ascontiguousarray)
+    for mod in (tensor_cores, sparse_tensor_cores):
+        monkeypatch.setattr(mod, "module", lambda f, defines: _host_cuda.compile_module(f, defines, FUNCTION[f]))
+        monkeypatch.setattr(mod, "device_info", lambda: DEVICE)
+        monkeypatch.setattr(mod, "cupy", lambda: fake_cupy)
+        monkeypatch.setattr(mod, "blocks_per_sm", lambda kernel, threads, smem: 1)
+
+    def make(unit, stencil, fuse, dtype, weights, **options):
+        cls = tensor_cores.TensorCoreKernel if unit == "tensor_core" else sparse_tensor_cores.SparseTensorCoreKernel
+        return cls(stencil, fuse, dtype, PRECISION[unit][dtype], weights, **options)
+
+    return make
+
+
+def run_sweep(kernel, x, reverse=False):
+    """One sweep of ``kernel`` from ``x`` (storage values, (nz, ny, nx)); the interior of the output field."""
+    geometry = kernel.geometry(x.shape)
+    fin = _host_cuda.HostField(x.shape, x.dtype, geometry)
+    fout = _host_cuda.HostField(x.shape, x.dtype, geometry)
+    fin.interior[...] = x
+    fin.refresh()
+    fout.data.view(np.uint8)[...] = 0xFF  # all-ones bits: NaN in every storage type
+    kernel.kernel.reverse = reverse
+    kernel.sweep(fin, fout)
+    return fout.interior.copy()
+
+
+def check(kernel, x, out):
+    grid = x.shape[3 - kernel.stencil.dims:]
+    result = SweepCheck()
+    result.add(from_storage(out, kernel.dtype).reshape(grid),
+               sweep_interval(kernel.numerics(), from_storage(x, kernel.dtype).reshape(grid)))
+    return result
+
+
+def data(shape3, dtype, seed=1):
+    return to_storage(np.random.default_rng(seed).uniform(1.0, 2.0, size=shape3), dtype)
+
+
+#: 3D at fused radius 4 (81 kernel rows: the masks' second word) and 5 (121), and below 64 rows for comparison.
+#: Star-3D4R x1 has 17 non-empty rows, Star-3D1R x4 41 (|p| + |a| ≤ 4), Box-3D1R x4 all 81.
+CASES = [
+    ("tensor_core", Stencil.star(3, 4), 1, "double"), ("tensor_core", Stencil.box(3, 1), 4, "double"),
+    ("tensor_core", Stencil.star(3, 4), 1, "half"), ("tensor_core", Stencil.box(3, 1), 4, "half"),
+    ("tensor_core", Stencil.star(3, 1), 4, "float"), ("tensor_core", Stencil.star(3, 1), 4, "bfloat16"),
+    ("sparse_tensor_core", Stencil.star(3, 4), 1, "half"), ("sparse_tensor_core", Stencil.box(3, 1), 4, "half"),
+    ("sparse_tensor_core", Stencil.star(3, 4), 1, "float"), ("sparse_tensor_core", Stencil.box(3, 1), 4, "float"),
+    ("sparse_tensor_core", Stencil.star(3, 1), 4, "bfloat16"),
+    ("tensor_core", Stencil.box(3, 1), 5, "half"), ("sparse_tensor_core", Stencil.box(3, 1), 5, "half"),
+    ("tensor_core", Stencil.box(3, 1), 2, "double"), ("sparse_tensor_core", Stencil.box(3, 1), 2, "float"),
+    ("tensor_core", Stencil.box(2, 1), 3, "half"), ("sparse_tensor_core", Stencil.box(2, 1), 3, "float"),
+]
+#: Knobs a GPU scan may choose for these depths: weights in L1 or shared memory, other shapes, slices ahead.
+KNOBS = [
+    ("tensor_core", Stencil.star(3, 4), 1, "double", {"mma": "m16n8k4", "weights_shared": False, "prefetch": 1}),
+    ("tensor_core", Stencil.star(3, 1), 4, "double", {"mma": "m8n8k4"}),
+    ("tensor_core", Stencil.star(3, 4), 1, "float", {"mma": "m16n8k4", "weights_shared": True, "warps": 2}),
+    ("sparse_tensor_core", Stencil.star(3, 4), 1, "half", {"aregs": True, "prefetch": 2}),
+]
+
+
+def _ids(v):
+    if isinstance(v, Stencil):
+        return v.name
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items())
+    return str(v)
+
+
+@pytest.mark.parametrize("unit, stencil, fuse, dtype, options", [c + ({},) for c in CASES] + KNOBS, ids=_ids)
+def test_tensor_core_kernel_source_runs_correctly_on_the_host(host_tc, unit, stencil, fuse, dtype, options):
+    from tcadvisor.mma import MmaShape
+
+    if "mma" in options:
+        options = dict(options, mma=MmaShape.parse(options["mma"]))
+    shape3 = (6, 5, 100) if stencil.dims == 3 else (1, 13, 150)
+    kernel = host_tc(unit, stencil, fuse, dtype, random_weights(stencil.mask(), np.random.default_rng(3)), **options)
+    rows = (2 * stencil.radius * fuse + 1) ** (stencil.dims - 1)
+    assert ("K_ROWMASK_HI" in dict(kernel.plan.defines) or "K_LINEMASK_HI" in dict(kernel.plan.defines)) == (rows > 64)
+    x = data(shape3, dtype)
+    out = run_sweep(kernel, x)
+    values = from_storage(out, dtype)
+    assert np.isfinite(values).all(), f"{np.count_nonzero(~np.isfinite(values))} outputs not written or NaN"
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    launch = kernel.kernel.launches[-1]
+    assert launch[0][2] > 1, "the test grid should be cut into several chunks along the streamed axis"
+    # Every MMA issued, as the plan counts it (the refined model's and the report's executed FLOPs): the emulation
+    # adds m·n·k / 32 multiply-adds per lane and MMA.
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    again = run_sweep(kernel, x, reverse=True)
+    assert np.array_equal(out.view(np.uint8), again.view(np.uint8)), "result depends on the order of threads or blocks"
+
+
+@pytest.mark.parametrize("unit, stencil, fuse, dtype", [
+    ("tensor_core", Stencil.star(3, 4), 1, "double"), ("tensor_core", Stencil.box(3, 1), 4, "half"),
+    ("sparse_tensor_core", Stencil.star(3, 4), 1, "half"), ("sparse_tensor_core", Stencil.box(3, 1), 4, "float")],
+    ids=_ids)
+def test_negative_control_fails_the_same_check(host_tc, unit, stencil, fuse, dtype):
+    """The kernel built with its largest weight perturbed as the GPU negative controls do is caught by the check
+    of the unperturbed configuration."""
+    w = random_weights(stencil.mask(), np.random.default_rng(3))
+    good = host_tc(unit, stencil, fuse, dtype, w)
+    bad = host_tc(unit, stencil, fuse, dtype, perturb_largest_weight(w, good.precision))
+    x = data((6, 5, 100), dtype)
+    assert check(good, x, run_sweep(good, x)).passed
+    assert not check(good, x, run_sweep(bad, x)).passed
+
+
+def test_a_row_left_out_of_the_mask_is_caught(host_tc):
+    """A row of the mask's second word (p = 8, a = 4 of Star-3D4R: bit 76) cleared in the compiled defines: the
+    kernel skips that row and the check fails -- the high word is what decides it."""
+    st = Stencil.star(3, 4)
+    kernel = host_tc("tensor_core", st, 1, "double", random_weights(st.mask(), np.random.default_rng(3)))
+    defines = dict(kernel.plan.defines)
+    hi = int(defines["K_ROWMASK_HI"].removesuffix("ULL"), 16)
+    assert hi >> (76 - 64) & 1
+    cut = tuple((k, f"{hi & ~(1 << 12):#x}ULL" if k == "K_ROWMASK_HI" else v) for k, v in kernel.plan.defines)
+    x = data((6, 5, 100), "double")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", cut, "tc_stream").get_function("tc_stream")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
