@@ -64,7 +64,9 @@ def _only(form: str, given: dict[str, Any], allowed: tuple[str, ...]) -> None:
 def _check_flip(flip: Any) -> None:
     """``flip`` is True or False: a convolution kernel is flipped only when the caller says so, never guessed from
     a truthy value such as 'no'."""
-    if not isinstance(flip, bool) and type(flip).__name__ != "bool_":
+    import numpy as np
+
+    if not isinstance(flip, (bool, np.bool_)):
         raise TcAdvisorError(f"flip {short_repr(flip)} ({type(flip).__name__}) is not True or False; expected "
                              "flip=True for a convolution kernel")
 
