@@ -45,6 +45,7 @@ def host(monkeypatch):
     monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", const_int)
     monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", set_weights)
     monkeypatch.setattr(applying, "_backend", lambda: (np, _host_cuda.HostField))
+    applying._cached_configuration.cache_clear()  # every test asks the advisor afresh
     return applying
 
 
@@ -303,3 +304,28 @@ def test_the_analytical_import_needs_no_cupy():
             "assert 'cupy' not in sys.modules; print(f.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "apply", out.stderr
+
+
+def test_the_same_query_is_not_asked_twice(host, monkeypatch):
+    """A time loop calling apply with the same arguments asks the advisor once (the answer is cached), and
+    says the same; another number of steps is another query."""
+    import tcadvisor.advisor
+
+    calls = []
+    real = tcadvisor.advisor.advise
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("steps"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tcadvisor.advisor, "advise", counted)
+    st = Stencil.box(2, 1)
+    w = random_weights(st.mask(), np.random.default_rng(0))
+    u = np.random.default_rng(1).uniform(1, 2, (33, 47))
+    first = tcadvisor.apply(u, st, 17, w, unit="cuda_core", gpu="H100")
+    second = tcadvisor.apply(first.output, st, 17, w, unit="cuda_core", gpu="H100")
+    assert calls == [17] and (second.fuse, second.chosen, second.notes) == (first.fuse, first.chosen, first.notes)
+    tcadvisor.apply(u, st, 18, w, unit="cuda_core", gpu="H100")
+    assert calls == [17, 18]
+    both = tcadvisor.apply(u, st, 34, w, unit="cuda_core", gpu="H100")
+    assert np.max(np.abs(both.output - second.output)) < 1e-13  # 17 + 17 steps are 34 steps

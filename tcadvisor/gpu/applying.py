@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -180,14 +181,15 @@ def _stored(c: float, dtype: str) -> float:
 
 
 def constant_step(x, w: np.ndarray, c: float):
-    """One application of the weight cube ``w`` to ``x`` (float64, NumPy or CuPy) with ``c`` outside the domain."""
+    """One application of the weight cube ``w`` to ``x`` (NumPy or CuPy) in float64 with ``c`` outside the
+    domain: ``scipy.ndimage.correlate`` (``cupyx.scipy.ndimage`` on the GPU), one launch per step."""
     xp = _xp(x)
-    R = (w.shape[0] - 1) // 2
-    p = xp.pad(xp.asarray(x, dtype=xp.float64), R, mode="constant", constant_values=c)
-    out = xp.zeros(x.shape, dtype=xp.float64)
-    for idx in zip(*np.nonzero(w)):  # out[i] = Σ_b w[b] x[i + b − R] = Σ_b w[b] p[i + b]
-        out += float(w[idx]) * p[tuple(slice(int(b), int(b) + n) for b, n in zip(idx, x.shape))]
-    return out
+    x = xp.asarray(x, dtype=xp.float64)
+    if xp is np:
+        from scipy import ndimage
+    else:
+        from cupyx.scipy import ndimage
+    return ndimage.correlate(x, xp.asarray(w, dtype=xp.float64), mode="constant", cval=float(c))
 
 
 def _periodic_apply(xp):
@@ -230,24 +232,26 @@ def band_mask(grid: tuple[int, ...], width: int, xp=np):
     return mask
 
 
-def redo_band(x, out, weights: np.ndarray, t: int, radius: int, c: float, dtype: str) -> None:
-    """Overwrite the points of ``out`` (the storage array, shaped as the grid) within r·(t−1) of a face with t
-    exact fixed-value steps from ``x`` (float64 input of the sweep, the same shape); see the module docstring.
-    Needs every extent to be at least 2·r·t."""
+def redo_band(src, out, weights: np.ndarray, t: int, radius: int, c: float, dtype: str) -> None:
+    """Overwrite the points of ``out`` within r·(t−1) of a face with t exact fixed-value steps from ``src``
+    (``out`` and ``src``: storage arrays shaped as the grid, the sweep's output and input); see the module
+    docstring.  Needs every extent to be at least 2·r·t.  The strips of both faces of an axis are stepped
+    together (stacked along a new leading axis the weights do not reach along)."""
     b, reach = radius * (t - 1), radius * t
     if b == 0:
         return
-    grid = x.shape
+    xp = _xp(src)
     width = b + reach
-    assert all(n >= 2 * reach for n in grid), (grid, reach)
-    for axis, n in enumerate(grid):
+    assert all(n >= 2 * reach for n in src.shape), (src.shape, reach)
+    w = xp.asarray(np.asarray(weights, dtype=np.float64)[None])
+    for axis, n in enumerate(src.shape):
         lead = (slice(None),) * axis
-        for strip, keep, band in ((slice(0, width), slice(0, b), slice(0, b)),
-                                  (slice(n - width, n), slice(width - b, width), slice(n - b, n))):
-            v = x[lead + (strip,)]
-            for _ in range(t):
-                v = constant_step(v, weights, c)
-            out[lead + (band,)] = _round_store(v[lead + (keep,)], dtype)
+        v = xp.stack([from_storage(src[lead + (slice(0, width),)], dtype),
+                      from_storage(src[lead + (slice(n - width, n),)], dtype)])
+        for _ in range(t):
+            v = constant_step(v, w, c)
+        out[lead + (slice(0, b),)] = _round_store(v[0][lead + (slice(0, b),)], dtype)
+        out[lead + (slice(n - b, n),)] = _round_store(v[1][lead + (slice(width - b, width),)], dtype)
 
 
 def _fill_ghosts(f, value: float) -> None:
@@ -301,10 +305,8 @@ def _reference(x0, w: np.ndarray, steps: int, c: float | None):
 
 
 def _configuration(stencil: Stencil, dtype: str, grid, steps: int, unit, fuse, gpu):
-    """(option-like (unit, fuse, impl name), who chose, notes, advice) for the run."""
-    from ..advisor import advise
-    from ..hardware import UNIT_LABELS, resolve_gpu
-
+    """(unit, fuse, impl name, who chose, notes, advice) for the run; the same query asked again in this process
+    (a time loop calling apply) is answered from a small cache instead of the advisor (tens of ms each)."""
     if unit is not None:
         registry.bundled_profile(unit)  # the unit's own refusal, before the advisor runs
     if fuse is not None:
@@ -312,6 +314,22 @@ def _configuration(stencil: Stencil, dtype: str, grid, steps: int, unit, fuse, g
         if fuse > steps:
             raise TcAdvisorError(f"fuse {fuse} is deeper than steps {steps}: a sweep cannot fuse more time steps "
                                  "than the run has; lower fuse or raise steps")
+    if gpu is None or isinstance(gpu, str):
+        unit_, fuse_, impl, chosen, notes, advice = _cached_configuration(stencil, dtype, grid, steps, unit, fuse, gpu)
+        return unit_, fuse_, impl, chosen, list(notes), advice
+    return _ask_configuration(stencil, dtype, grid, steps, unit, fuse, gpu)
+
+
+@lru_cache(maxsize=32)
+def _cached_configuration(stencil, dtype, grid, steps, unit, fuse, gpu):
+    unit_, fuse_, impl, chosen, notes, advice = _ask_configuration(stencil, dtype, grid, steps, unit, fuse, gpu)
+    return unit_, fuse_, impl, chosen, tuple(notes), advice
+
+
+def _ask_configuration(stencil: Stencil, dtype: str, grid, steps: int, unit, fuse, gpu):
+    from ..advisor import advise
+    from ..hardware import UNIT_LABELS, resolve_gpu
+
     notes: list[str] = []
     if unit is not None and fuse is not None:
         return unit, fuse, registry.resolve(unit).name, f"unit and depth as given (unit={unit!r}, fuse={fuse})", \
@@ -359,7 +377,8 @@ def apply(u, stencil, steps: int, weights=None, *, unit: str | None = None, fuse
     expression, a ``.npy``/C file), a :class:`~tcadvisor.stencil.Stencil` or a name.  ``weights``: the base
     weight cube of side 2r+1 (correlation, as :mod:`tcadvisor.reference`), only where the stencil carries none.
     ``unit``/``fuse``: the unit and fusion depth (default: the advisor's answer for this stencil, dtype, grid
-    and number of steps on ``gpu``, the detected GPU by default; ``Applied.chosen`` says which).
+    and number of steps on ``gpu``, the detected GPU by default; ``Applied.chosen`` says which; the same query
+    again in this process is answered from a cache, so a time loop calling ``apply`` asks the advisor once).
     ``boundary``: ``"periodic"`` or ``("constant", c)`` (c outside the domain at every step; see the module
     docstring for how fused sweeps keep it exact).  ``check``: check every sweep against its rounding interval
     and the result against the float64 reference; a failure raises TcAdvisorError.
@@ -464,12 +483,12 @@ def _sweeps(kernels: dict, plan: list[int], dtype: str, Field, x0, w: np.ndarray
         else:
             _fill_ghosts(a, c)
         band = c is not None and t > 1
-        xin = from_storage(a.interior, dtype).reshape(grid) if (band or check) else None
+        xin = from_storage(a.interior, dtype).reshape(grid) if check else None
         if check:
             b.interior[...] = xp.nan
         kernels[t].sweep(a, b)
         if band:
-            redo_band(xin, _view(b.interior, grid), w, t, st.radius, c, dtype)
+            redo_band(_view(a.interior, grid), _view(b.interior, grid), w, t, st.radius, c, dtype)
         if check:
             model = kernels[t].numerics()
             if c is None:
