@@ -16,7 +16,8 @@ can change the measured throughput:
   (the three stencil kernels, the header they inline, the ghost-layer refresh
   that runs inside every timed interval, the hold kernel launched before it, and
   ``calibrate.cu``, whose microbenchmarks measure the ceilings the fitted terms
-  are relative to);
+  are relative to), and ``kernels/compiled-resources.csv``, the compiler's register
+  reports from which the 3D CUDA-core planner picks tiles that do not spill;
 * ``tcadvisor/gpu/plans.py``: every launch shape (threads, tiles, what lives in
   registers or shared memory, the streamed-axis split) and the measured
   defaults of the kernels — ``TC_DEFAULTS``, ``SPTC_L2_DEFAULTS``,
@@ -78,15 +79,16 @@ MODULES = (
     "gpu/sparse_tensor_cores.py", "gpu/sparse_operands.py", "gpu/layouts.py", "gpu/dense16.py",
     "transforms/rowband.py", "transforms/spider.py",
 )
-#: CUDA sources in kernels/ (what the package compiles: the backend inlines local headers).
-KERNEL_SUFFIXES = (".cu", ".cuh")
+#: CUDA sources in kernels/ (what the package compiles: the backend inlines local headers), and the compiler's
+#: reports the planner reads there (kernels/compiled-resources.csv: which tiles it launches).
+KERNEL_SUFFIXES = (".cu", ".cuh", ".csv")
 #: The command that refits the refined model's constants (and records the fingerprint it was fitted for).
 REFIT_COMMAND = "python benchmarks/fit_refined.py"
 #: A covered file is source code of a few tens of kilobytes; anything far larger is not one.
 MAX_FILE_BYTES = 1 << 20
 #: At most this many files are fingerprinted (a kernels/ directory with more is damaged).
 MAX_FILES = 256
-_COMMENT = {".py": "#", ".yaml": "#", ".yml": "#", ".cu": "//", ".cuh": "//"}
+_COMMENT = {".py": "#", ".yaml": "#", ".yml": "#", ".cu": "//", ".cuh": "//", ".csv": "#"}
 _KERNEL_PROFILE = re.compile(r"^kernel:[ \t]*\S", re.MULTILINE)
 #: The fields of a bundled profile that decide what its kernel runs.
 PROFILE_FIELDS = ("kernel", "unit", "precisions", "mma")

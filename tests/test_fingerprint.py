@@ -50,16 +50,17 @@ def _changed(logical: str, text: str) -> str:
     if logical.startswith("models/"):
         return text + "\nmma: {fp64: [m8n8k4]}\n" if "\nmma:" not in text else text.replace("\nmma:", "\nmma:\n  fp8: [m16n8k32]", 1)
     return text + {".py": "_FINGERPRINT_TEST = 1\n", ".cu": "#define FINGERPRINT_TEST 1\n",
-                   ".cuh": "#define FINGERPRINT_TEST 1\n"}[Path(logical).suffix]
+                   ".cuh": "#define FINGERPRINT_TEST 1\n", ".csv": "cuda_cores_3d.cu,K_T=99,1,0\n"}[Path(logical).suffix]
 
 
 def test_covers_the_kernels_their_plans_operands_and_profiles():
     files = fingerprint.covered_files()
-    for name in ("cuda_cores_2d.cu", "cuda_cores_3d.cu", "tensor_cores.cu", "sparse_tensor_cores.cu",
-                 "l2_prefetch.cuh", "fields.cu", "hold.cu", "calibrate.cu"):
+    for name in ("cuda_cores_1d.cu", "cuda_cores_2d.cu", "cuda_cores_3d.cu", "tensor_cores.cu",
+                 "sparse_tensor_cores.cu", "l2_prefetch.cuh", "fields.cu", "hold.cu", "calibrate.cu",
+                 "compiled-resources.csv"):
         assert f"kernels/{name}" in files
-    # every CUDA source the package compiles is covered
-    compiled = {p.name for p in data_dir("kernels").iterdir() if p.suffix in (".cu", ".cuh")}
+    # every CUDA source the package compiles is covered, and the compiler reports the planner reads
+    compiled = {p.name for p in data_dir("kernels").iterdir() if p.suffix in (".cu", ".cuh", ".csv")}
     assert {p.split("/", 1)[1] for p in files if p.startswith("kernels/")} == compiled
     assert {"models/tcadvisor-cc.yaml", "models/tcadvisor-tc.yaml", "models/tcadvisor-sptc.yaml"} <= set(files)
     assert "models/spider.yaml" not in files  # a profile without a kernel decides nothing that runs
@@ -228,12 +229,19 @@ def _corpus_files() -> list[Path]:
     return sorted({*results.glob("*/corpus.json"), *results.glob("*/*/corpus.json")})
 
 
+def _trained_on() -> set[Path]:
+    """The corpus headers the fitted constants name in ``trained_on`` ("<folder> (N runs)")."""
+    names = _fitted().get("trained_on") or {}
+    return {ROOT / str(v).split(" (")[0] / "corpus.json" for v in names.values()}
+
+
 @pytest.mark.parametrize("corpus", _corpus_files() or [None],
                          ids=lambda p: str(p.relative_to(data_dir("validation") / "results").parent)
                          if p is not None else "no-corpus-recorded")
 def test_corpus_files_match_the_fitted_constants(corpus):
-    """Every recorded corpus carries the fingerprint of the kernels it timed, and it is the one the
-    constants were fitted for (a corpus of other kernels is not what the fit describes)."""
+    """Every recorded corpus carries the fingerprint of the kernels it timed; the corpora the constants were fitted
+    on (``trained_on``) carry the one the constants were fitted for (a corpus of other kernels is not what the fit
+    describes).  Older corpora are the record of older kernels: they keep their own fingerprint."""
     if corpus is None:  # nothing recorded yet: nothing can disagree
         assert _corpus_files() == []
         return
@@ -244,7 +252,15 @@ def test_corpus_files_match_the_fitted_constants(corpus):
     assert recorded, (f"{rel} records no kernel_fingerprint; record it again with python benchmarks/record_corpus.py "
                       "(which stores tcadvisor.fingerprint.kernel_fingerprint())"
                       + _since_sources(header.get("source_sha256") if isinstance(header, dict) else None))
+    if corpus.resolve() not in {p.resolve() for p in _trained_on()}:
+        return
     fitted = _fitted().get("kernel_fingerprint")
     assert recorded == fitted, (f"{rel} timed kernels {recorded}, the refined model's constants were fitted for "
                                 f"kernels {fitted}; refit with python benchmarks/fit_refined.py on the corpus of "
                                 "today's kernels")
+
+
+def test_the_fit_names_corpora_that_exist():
+    """``trained_on`` names recorded corpora (else the check above would pass by naming none)."""
+    trained = _trained_on()
+    assert trained and all(p.is_file() for p in trained), sorted(map(str, trained))

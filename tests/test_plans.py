@@ -162,6 +162,8 @@ def test_launch_bounds_cap_the_register_estimate():
 
 def test_planner_refuses_what_the_kernel_cannot_build():
     with pytest.raises(TcAdvisorError, match="too wide"):
+        plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64", v=4, cols=64, rows=32)
+    with pytest.raises(TcAdvisorError, match="would spill to local memory"):
         plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64")
     with pytest.raises(TcAdvisorError, match="FP64 and FP32"):
         plans.plan_cuda_cores(Stencil.box(2, 1), 1, "fp16")
@@ -208,3 +210,88 @@ def test_calibrated_specs_carry_the_multiprocessors():
         spec = load_spec_file(os.path.join(ROOT, "validation", "results", name, "calibrated.yaml"))
         sm = spec.multiprocessors
         assert (sm.count, sm.clock, sm.shared_memory, sm.max_warps) == (132, 1.98e9, 228 * 1024, 64)
+
+
+def test_tensor_core_row_masks_take_a_second_word_beyond_64_rows():
+    """K_ROWMASK / K_LINEMASK hold rows 0-63 as before; only a kernel of more than 64 rows (3D r·t = 4, 5) gets
+    K_ROWMASK_HI / K_LINEMASK_HI with rows 64-127, and beyond 128 rows the planner refuses."""
+    shape = MmaShape(16, 8, 16)
+    for st, t in ((Stencil.box(3, 1), 3), (Stencil.star(3, 3), 1), (Stencil.box(2, 1), 8)):
+        n = (2 * st.radius * t + 1) ** (st.dims - 1)
+        for plan, name in ((plans.plan_tensor_cores(st, t, "fp16", shape), "K_ROWMASK"),
+                           (plans.plan_sparse_tensor_cores(st, t, "fp16"), "K_LINEMASK")):
+            d = dict(plan.defines)
+            assert d[name] == f"{(1 << n) - 1:#x}ULL" and f"{name}_HI" not in d  # the format of before
+    star = (1 << 76) | (1 << 40) | 1  # rows (8, 4), (4, 4), (0, 0) of a 9 x 9 kernel
+    for plan, name in ((plans.plan_tensor_cores(Stencil.star(3, 4), 1, "fp64", shape, rowmask=star), "K_ROWMASK"),
+                       (plans.plan_sparse_tensor_cores(Stencil.star(3, 4), 1, "tf32", linemask=star), "K_LINEMASK")):
+        d = dict(plan.defines)
+        assert (d["K_NS"], d["K_NI"]) == (9, 9) and plan.options["rows"] == 3
+        assert d[name] == f"{(1 << 40) | 1:#x}ULL" and d[f"{name}_HI"] == f"{1 << 12:#x}ULL"
+        keys = [k for k, _ in plan.defines]
+        assert keys.index(f"{name}_HI") == keys.index(name) + 1
+    full = plans.plan_tensor_cores(Stencil.box(3, 1), 5, "fp16", shape)
+    assert dict(full.defines)["K_ROWMASK_HI"] == f"{(1 << 57) - 1:#x}ULL"  # 121 rows: 64 + 57
+    with pytest.raises(TcAdvisorError, match="169 kernel rows: .* hold 128"):
+        plans.plan_tensor_cores(Stencil.box(3, 1), 6, "fp16", shape)
+    with pytest.raises(TcAdvisorError, match="hold 128"):
+        plans.plan_sparse_tensor_cores(Stencil.box(3, 2), 3, "fp16")
+
+
+def test_weights_of_81_rows_leave_the_registers_and_fit_shared_memory():
+    """3D r·t = 4: the weight fragments of 81 rows go to shared memory (FP64 81 KiB per block at most), within
+    :data:`plans.B_SMEM_LIMIT`; at r·t = 5 FP64 they would not fit every GPU and are read from L1.  The sparse
+    kernel reads them from L1 (over A_REG_LIMIT) and TF32 keeps one slice ahead."""
+    for st, t in ((Stencil.star(3, 4), 1), (Stencil.box(3, 1), 4)):
+        for precision, shapes in (("fp64", ("m16n8k16", "m16n8k8", "m16n8k4", "m8n8k4")),
+                                  ("tf32", ("m16n8k8", "m16n8k4")), ("fp16", ("m16n8k16",))):
+            for s in shapes:
+                plan = plans.plan_tensor_cores(st, t, precision, MmaShape.parse(s))
+                assert plan.options["weights_shared"] and not plan.options["bregs"], (st.name, precision, s)
+                assert 0 < plan.smem <= plans.B_SMEM_LIMIT and plan.occupancy(H100).blocks >= 1
+        for precision in ("tf32", "fp16", "bf16"):
+            plan = plans.plan_sparse_tensor_cores(st, t, precision)
+            assert not plan.options["aregs"] and plan.options["prefetch"] == 1 and plan.occupancy(H100).blocks >= 1
+    deep = plans.plan_tensor_cores(Stencil.box(3, 1), 5, "fp64", MmaShape(16, 8, 4))
+    assert (deep.options["weights_shared"], deep.options["bregs"], deep.smem) == (False, False, 0)
+    assert plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 3, "tf32").options["prefetch"] == 2  # as before
+
+
+def test_3d_cuda_core_plans_are_tiles_the_compiler_does_not_spill():
+    """Every 3D plan the generic rule makes for the corpus shapes (and Star-3D4R) is in the compiler's table
+    (kernels/compiled-resources.csv, benchmarks/ptxas_resources.py) with at most SPILL_TOLERANCE bytes spilled;
+    a depth refused for registers is one where the table shows every candidate tile spilling."""
+    from tcadvisor.validate.corpus import corpus_stencils
+
+    table = plans.compiled_resources()
+    assert len(table) > 50
+    checked = refused = 0
+    for st in [s for s in corpus_stencils() if s.dims == 3] + [Stencil.star(3, 4)]:
+        for precision in ("fp64", "fp32"):
+            for t in range(1, 17):
+                start = plans.cc3d_generic_tile(st, t, precision)
+                if start is None:
+                    continue
+                try:
+                    plan = plans.plan_cuda_cores(st, t, precision)
+                except TcAdvisorError as exc:
+                    if "spill" in str(exc):
+                        reports = [table.get((p.source, plans.defines_key(p.defines)))
+                                   for _, _, p in plans.cc3d_tile_candidates(st, t, precision, *start)]
+                        assert all(r is not None and r[1] > plans.SPILL_TOLERANCE for r in reports), (st.name, t)
+                        refused += 1
+                    break
+                report = table.get((plan.source, plans.defines_key(plan.defines)))
+                assert report is not None and report[1] <= plans.SPILL_TOLERANCE, (st.name, precision, t, report)
+                checked += 1
+    assert checked > 40 and refused > 5
+
+
+def test_3d_planner_takes_fewer_rows_where_the_first_tile_spills():
+    """Box-3D2R FP32 at t = 3: the generic first tile (64 columns x 32 rows, 512 threads, a 128-register cap)
+    spills by the compiler's report; the planner takes 16 rows (256 threads) instead."""
+    table = plans.compiled_resources()
+    first = plans.plan_cuda_cores(Stencil.box(3, 2), 3, "fp32", v=4, cols=64, rows=32)
+    assert table[(first.source, plans.defines_key(first.defines))][1] > 100
+    chosen = plans.plan_cuda_cores(Stencil.box(3, 2), 3, "fp32")
+    assert (chosen.options["v"], chosen.tile["y"], chosen.threads) == (4, 16, 256)

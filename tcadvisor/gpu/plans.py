@@ -22,6 +22,7 @@ What a plan knows before compiling, and what it estimates:
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -459,6 +460,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))):
         v, cols, rows, rows_per_thread, prefetch = CC3D_DEFAULTS[precision, t]
         trap = True
+        from_table = True
+    else:
+        from_table = False
     trap = bool(trap)
     prefetch = 1 if prefetch is None else prefetch
     rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
@@ -518,9 +522,12 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         v = 4
         while v > 1 and t * 2 * r * v > PEND_LIMIT:
             v //= 2
+    generic = all(k is None for k in (cols, rows)) and not from_table
     cols = 64 if cols is None else cols
     w = int(rows_per_thread)
     by = (16 if halo <= 4 else 32) if rows is None else rows
+    if generic:
+        v, by = _cc3d_fitting_tile(stencil, t, precision, v, cols, by)
     if v < 1 or cols % v or by < 1 or by % w:
         raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns and rows per thread: cols = {cols}, "
                              f"v = {v}, rows = {by}, rows_per_thread = {w}")
@@ -532,7 +539,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                              "(use a smaller fusion depth)")
     planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
     smem = t * 2 * planebuf * size
-    live = (t * 2 * r * v * w + prefetch * v * w + (2 * r + w) * (v + 2 * r) + v * w) * words
+    live = _cc3d_live_words(r, t, v, w, prefetch, words)
     defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
                 + (("K_W", w),) * (w != 1))
@@ -619,6 +626,94 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
                       {"x": cols}, {"x": txo}, 1, 1, 1, live, defines,
                       options={"v": v, "nt": nt, "nr": 1, "ry": 0, "r": r, "layout": "tile1d", "stage": stage,
                                "flops_per_update": 2 * stencil.K})
+
+
+#: The compiler's own report (registers, bytes spilled) for 3D CUDA-core configurations, keyed by their
+#: compile-time constants: kernels/compiled-resources.csv, written by benchmarks/ptxas_resources.py (nvcc for sm_90,
+#: every tile the generic rule tries for the corpus shapes).  Where a configuration is listed, the planner believes
+#: the compiler over its own estimate.
+COMPILED_RESOURCES = "compiled-resources.csv"
+#: Bytes a thread may spill and still count as fitting: one 64-bit value (Box-3D2R FP64 t = 2 spills 4 bytes at 255
+#: registers, kept so that every unit runs r·t = 4 in 3D; the spills this rule avoids are 100 to 12,000 bytes).
+SPILL_TOLERANCE = 8
+
+
+def defines_key(defines: tuple) -> str:
+    """One line naming a configuration's compile-time constants (the key of the compiled-resources table)."""
+    return ";".join(f"{k}={v}" for k, v in defines)
+
+
+@functools.lru_cache(maxsize=1)
+def compiled_resources() -> dict[tuple[str, str], tuple[int, int]]:
+    """(source, defines key) -> (registers, spill bytes) from :data:`COMPILED_RESOURCES` (empty if absent)."""
+    import csv
+    import io
+
+    from ..data import data_dir
+    from ..files import read_text
+
+    path = data_dir("kernels") / COMPILED_RESOURCES
+    if not path.is_file():
+        return {}
+    text = read_text(path, "compiled-resources table")
+    rows = csv.DictReader(io.StringIO("".join(line for line in text.splitlines(True) if not line.startswith("#"))))
+    return {(r["source"], r["defines"]): (int(r["registers"]), int(r["spill_bytes"])) for r in rows}
+
+
+def _cc3d_live_words(r: int, t: int, v: int, w: int, prefetch: int, words: int) -> int:
+    """32-bit registers of what a 3D CUDA-core thread keeps live: pending partial sums (t·2r per column and row),
+    input planes in flight, the (2r + w) x (v + 2r) window of a step, the outputs."""
+    return (t * 2 * r * v * w + prefetch * v * w + (2 * r + w) * (v + 2 * r) + v * w) * words
+
+
+def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols: int, by: int):
+    """The tiles the generic 3D rule tries, in order: (columns per thread, rows, plan) -- the default, then fewer
+    rows, then fewer columns per thread (benchmarks/ptxas_resources.py compiles them in this order)."""
+    halo = stencil.radius * t
+    tried = set()
+    for v_ in sorted({v, max(1, v // 2), 1}, reverse=True):
+        for by_ in (by, 32, 24, 16, 12, 8):
+            if by_ > by or by_ - 2 * halo <= 0 or cols % v_ or (cols // v_) * by_ > 1024 or (v_, by_) in tried:
+                continue
+            tried.add((v_, by_))
+            yield v_, by_, plan_cuda_cores(stencil, t, precision, v=v_, cols=cols, rows=by_)
+
+
+def cc3d_generic_tile(stencil: Stencil, t: int, precision: str) -> tuple[int, int, int] | None:
+    """(v, cols, rows) the generic 3D rule starts from, or None where :data:`CC3D_DEFAULTS` decides."""
+    r = stencil.radius
+    if r == 1 and (precision, t) in CC3D_DEFAULTS:
+        return None
+    v = 4
+    while v > 1 and t * 2 * r * v > PEND_LIMIT:
+        v //= 2
+    return v, 64, (16 if r * t <= 4 else 32)
+
+
+def _cc3d_fitting_tile(stencil: Stencil, t: int, precision: str, v: int, cols: int, by: int) -> tuple[int, int]:
+    """(columns per thread, tile rows) of the generic 3D rule that the compiler gives registers enough: the
+    default tile, else fewer rows (fewer threads, so more registers per thread), else fewer columns per thread.
+
+    Why: the generic rule's tiles of 16-32 rows put 512-1024 threads in a block, which caps a thread at 64-128
+    registers; at r >= 2 and t >= 3 the pending sums alone exceed that and the compiler spills to local memory
+    (37 of 168 3D kernels of the 2026-11-25 corpus, up to 7 KiB a thread; Nsight Compute on Box-3D3R FP32 t = 2:
+    13.7 G local-memory requests, 0.7 GStencils/s where 37 were predicted).  The refined model has no term for
+    spills, so a plan that spills is neither predicted nor worth running: fewer rows cost halo redundancy, which
+    the model counts.  A tile fits when the compiler's report (:func:`compiled_resources`) shows no spill (at most
+    :data:`SPILL_TOLERANCE` bytes), or,
+    for a configuration it does not list, when the planner's estimate (:func:`register_estimate`) fits the cap.
+    Where no tile fits, the depth is refused in one line.
+    """
+    table = compiled_resources()
+    for v_, by_, plan in cc3d_tile_candidates(stencil, t, precision, v, cols, by):
+        report = table.get((plan.source, defines_key(plan.defines)))
+        if report is not None:
+            if report[1] <= SPILL_TOLERANCE:
+                return v_, by_
+        elif plan.live_words + REGISTER_OVERHEAD[plan.source] <= plan.register_cap:
+            return v_, by_
+    raise TcAdvisorError(f"{stencil.name} fused x{t}: every tile of the 3D CUDA-core kernel needs more registers per "
+                         "thread than its block leaves (it would spill to local memory); use a smaller fusion depth")
 
 
 _CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?, ")
@@ -769,6 +864,17 @@ def _l2_prefetch_slices(value, kernel: str) -> int:
     return int(value)
 
 
+def _mask_defines(name: str, mask: int, rows: int) -> tuple:
+    """``name`` (bits 0-63 of a row mask over ``rows`` kernel rows) and, for more than 64 rows, ``name``_HI
+    (bits 64-127): what kernels/tensor_cores.cu (ROW_ON) and kernels/sparse_tensor_cores.cu (LINE_ON) decode."""
+    if rows > MASK_BITS or mask >> rows:
+        raise TcAdvisorError(f"{rows} kernel rows: the Tensor Core kernels' compile-time masks hold {MASK_BITS}")
+    defines = ((name, f"{mask & (2**64 - 1):#x}ULL"),)
+    if rows > 64:
+        defines += ((f"{name}_HI", f"{mask >> 64:#x}ULL"),)
+    return defines
+
+
 def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
     """Non-empty kernel rows (2D) or lines (3D: a row of a plane) of the t-step fused stencil."""
     from ..transforms.support import fused_support
@@ -830,17 +936,6 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     if weights_shared and bregs:
         raise TcAdvisorError("weights_shared reads the weight fragments from shared memory; bregs must be off")
     bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
-def _mask_defines(name: str, mask: int, rows: int) -> tuple:
-    """``name`` (bits 0-63 of a row mask over ``rows`` kernel rows) and, for more than 64 rows, ``name``_HI
-    (bits 64-127): what kernels/tensor_cores.cu (ROW_ON) and kernels/sparse_tensor_cores.cu (LINE_ON) decode."""
-    if rows > MASK_BITS or mask >> rows:
-        raise TcAdvisorError(f"{rows} kernel rows: the Tensor Core kernels' compile-time masks hold {MASK_BITS}")
-    defines = ((name, f"{mask & (2**64 - 1):#x}ULL"),)
-    if rows > 64:
-        defines += ((f"{name}_HI", f"{mask >> 64:#x}ULL"),)
-    return defines
-
-
     a_regs = ni * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
     l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Tensor Core")

@@ -1,0 +1,115 @@
+"""The compiler's report (registers, spill bytes) for the tiles the 3D CUDA-core planner tries: no GPU needed.
+
+    python benchmarks/ptxas_resources.py [--out kernels/compiled-resources.csv] [--workers 4]
+
+For every 3D shape of the corpus (tcadvisor.validate.corpus.corpus_stencils) and Star-3D4R (a Devito
+``space_order=8`` operator), in FP64 and FP32, at every depth the generic rule plans
+(:func:`tcadvisor.gpu.plans.cc3d_generic_tile`; radius-1 depths of CC3D_DEFAULTS are measured
+configurations and skipped), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
+are compiled in the planner's order with nvcc for sm_90 (``-Xptxas -v``, the options NVRTC gets from
+tcadvisor.gpu.backend.module) until one does not spill (at most plans.SPILL_TOLERANCE bytes); a depth where every candidate spills ends the
+shape's scan.  The table is what :func:`tcadvisor.gpu.plans.compiled_resources` reads: the planner
+believes the compiler over its own register estimate wherever a configuration is listed.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tcadvisor.errors import TcAdvisorError  # noqa: E402
+from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.gpu.backend import _source  # noqa: E402
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.validate.corpus import corpus_stencils  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def nvcc_version() -> str:
+    out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release ([\d.]+), V([\d.]+)", out)
+    return f"nvcc {m[2]}" if m else "nvcc"
+
+
+def compile_report(plan, workdir: str) -> tuple[int, int]:
+    """(registers, spill store bytes) of one plan's kernel compiled for sm_90."""
+    src = _source(plan.source)
+    key = hashlib.sha1((src + repr(plan.defines)).encode()).hexdigest()[:16]
+    path = os.path.join(workdir, f"{key}.cu")
+    with open(path, "w") as f:
+        f.write(src)
+    cmd = ["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-o", os.path.join(workdir, f"{key}.cubin"),
+           "-Xptxas", "-v", path] + [f"-D{k}={v}" for k, v in plan.defines]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900).stderr
+    regs = re.search(r"Used (\d+) registers", out)
+    spill = re.search(r"(\d+) bytes spill stores", out)
+    if not regs:
+        raise RuntimeError(f"nvcc failed on {plan.defines}: {out[-800:]}")
+    return int(regs[1]), int(spill[1]) if spill else 0
+
+
+def scan(stencil, precision, workdir, known):
+    """Rows for one shape and precision, depth by depth, until a depth where every candidate spills (``known``:
+    reports of an earlier table, reused for the same source file and constants)."""
+    rows = []
+    for t in range(1, 17):
+        start = plans.cc3d_generic_tile(stencil, t, precision)
+        if start is None:
+            continue
+        found = False
+        try:
+            for v, by, plan in plans.cc3d_tile_candidates(stencil, t, precision, *start):
+                key = (plan.source, plans.defines_key(plan.defines))
+                regs, spill = known[key] if key in known else compile_report(plan, workdir)
+                rows.append({"source": plan.source, "defines": plans.defines_key(plan.defines), "registers": regs,
+                             "spill_bytes": spill, "stencil": stencil.name, "precision": precision, "fuse": t,
+                             "tile": f"v={v} cols={start[1]} rows={by}"})
+                print(f"{stencil.name} {precision} t={t} v={v} rows={by}: {regs} registers, {spill} B spilled",
+                      flush=True)
+                if spill <= plans.SPILL_TOLERANCE:
+                    found = True
+                    break
+        except TcAdvisorError:
+            pass
+        if not found:
+            break
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(ROOT, "kernels", plans.COMPILED_RESOURCES))
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--fresh", action="store_true", help="compile every configuration, even those the table lists "
+                                                          "(needed after a change of kernels/cuda_cores_3d.cu)")
+    args = ap.parse_args()
+    shapes = [s for s in corpus_stencils() if s.dims == 3] + [parse_stencil("Star-3D4R")]
+    # Reports of the table being replaced are reused where its kernel source is unchanged (the key holds the
+    # constants only): --fresh compiles everything again.
+    known = {} if args.fresh else dict(plans.compiled_resources())
+    with tempfile.TemporaryDirectory() as workdir, cf.ThreadPoolExecutor(args.workers) as ex:
+        jobs = [ex.submit(scan, s, p, workdir, known) for s in shapes for p in ("fp64", "fp32")]
+        rows = [r for j in jobs for r in j.result()]
+    rows.sort(key=lambda r: (r["source"], r["stencil"], r["precision"], r["fuse"], r["defines"]))
+    cols = ["source", "defines", "registers", "spill_bytes", "stencil", "precision", "fuse", "tile"]
+    with open(args.out, "w") as f:
+        f.write(f"# {nvcc_version()} for sm_90 (-Xptxas -v), written by benchmarks/ptxas_resources.py; read by\n"
+                "# tcadvisor.gpu.plans.compiled_resources: the 3D CUDA-core planner takes the first tile that does\n"
+                "# not spill.\n")
+        f.write(",".join(cols) + "\n")
+        for r in rows:
+            f.write(",".join(f'"{r[c]}"' if c in ("defines", "tile") else str(r[c]) for c in cols) + "\n")
+    print(f"{len(rows)} configurations, {sum(r['spill_bytes'] > 0 for r in rows)} spilling, in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
