@@ -325,6 +325,34 @@ def test_grids_it_cannot_take(grid, message):
         run(Stencil.box(2, 1), "double", "cuda_core", fuse=1, grid=grid)
 
 
+#: 3D at fused radius 4 (81 kernel rows: the 128-bit row masks' second word; weights in shared memory or L1), on
+#: every instruction the dense kernel implements for FP64 and FP16, and fused radius 5 (121 rows) on the defaults.
+DEEP_3D = ([("tensor_core", st, t, dtype, mma) for st, t in ((Stencil.star(3, 4), 1), (Stencil.box(3, 1), 4))
+            for dtype, mmas in (("double", ("m16n8k16", "m16n8k8", "m16n8k4", "m8n8k4")), ("half", ("m16n8k16",)))
+            for mma in mmas]
+           + [("sparse_tensor_core", st, t, dtype, None) for st, t in ((Stencil.star(3, 4), 1), (Stencil.box(3, 1), 4))
+              for dtype in ("half", "float")]
+           + [("tensor_core", Stencil.star(3, 1), 4, "float", None),
+              ("tensor_core", Stencil.box(3, 1), 5, "double", None),
+              ("sparse_tensor_core", Stencil.star(3, 1), 4, "bfloat16", None),
+              ("sparse_tensor_core", Stencil.box(3, 1), 5, "half", None)])
+
+
+@pytest.mark.parametrize("unit, stencil, fuse, dtype, mma", DEEP_3D,
+                         ids=[f"{u}-{s.name}-t{t}-{d}" + (f"-{m}" if m else "") for u, s, t, d, m in DEEP_3D])
+def test_tensor_cores_run_3d_beyond_64_kernel_rows(unit, stencil, fuse, dtype, mma):
+    """Star-3D4R (Devito space_order=8) unfused and Box-3D1R x4 on dense and sparse Tensor Cores, checked every
+    sweep against the reference of identically rounded operands and at the end against the float64 stencil."""
+    from tcadvisor.gpu.runner import run
+
+    res = run(stencil, dtype, unit, fuse=fuse, grid="11x13x150", steps=2 * fuse + 1, seed=17, mma=mma,
+              gpu="h100", repeats=1, warmup=0)
+    assert res.unwritten == 0
+    assert res.check.sweep.violations == 0, (res.check.sweep.violations, res.check.sweep.worst)
+    assert np.isfinite(res.max_rel_error) and res.max_rel_error <= res.tolerance, (res.max_rel_error, res.tolerance)
+    assert res.passed
+
+
 def test_configurations_it_cannot_take():
     from tcadvisor.gpu.runner import run
 
@@ -336,6 +364,8 @@ def test_configurations_it_cannot_take():
         run(Stencil.box(2, 1), "float", "tensor_core", fuse=1, grid="64x64", mma="m8n8k4")
     with pytest.raises(TcAdvisorError, match=r"r·t ≤ 7"):
         run(Stencil.box(2, 1), "half", "sparse_tensor_core", fuse=8, grid="64x64")
+    with pytest.raises(TcAdvisorError, match=r"169 kernel rows; .* mask holds 128 \(3D: r·t ≤ 5\)"):
+        run(Stencil.box(3, 1), "double", "tensor_core", fuse=6, grid="16x16x130")
     with pytest.raises(TcAdvisorError, match="no double variant"):
         run(Stencil.box(2, 1), "double", "sparse_tensor_core", fuse=1, grid="64x64")
     with pytest.raises(TcAdvisorError, match="no half variant"):

@@ -353,6 +353,10 @@ CONFIGS = [
     ("tensor_core", Stencil.box(2, 1), 3, "half"), ("tensor_core", Stencil.box(2, 1), 1, "bfloat16"),
     ("tensor_core", Stencil.box(3, 1), 1, "half"), ("tensor_core", Stencil.box(1, 4), 2, "bfloat16"),
     ("tensor_core", Stencil.box(2, 1), 3, "double"), ("tensor_core", Stencil.box(2, 1), 3, "float"),
+    # 3D beyond 64 kernel rows: the row masks' second word (K_ROWMASK_HI, K_LINEMASK_HI)
+    ("tensor_core", Stencil.star(3, 4), 1, "double"), ("tensor_core", Stencil.box(3, 1), 4, "half"),
+    ("tensor_core", Stencil.box(3, 1), 5, "float"), ("sparse_tensor_core", Stencil.star(3, 4), 1, "float"),
+    ("sparse_tensor_core", Stencil.box(3, 1), 4, "bfloat16"),
     ("cuda_core", Stencil.box(2, 1), 3, "float"),
     # custom stencils: their taps (K_TAPS) are one identifier, which nvcc does not split at commas
     ("cuda_core", Stencil.from_offsets([(0, 0), (0, -1), (0, -2), (-1, 0), (-2, 0)]), 3, "double"),
