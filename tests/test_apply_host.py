@@ -118,7 +118,7 @@ def test_fused_sweeps_without_the_band_fix_are_wrong_and_the_check_says_so(host,
     band = applying.band_mask(grid, st.radius * (t - 1))
     assert np.max(np.abs(out - ref)[~band]) < 1e-13  # the inner points: exact from the kernel
     assert np.min(np.abs(out - ref)[tuple(0 for _ in grid)]) > 1e-3  # the corner: not the fixed-value problem
-    with pytest.raises(TcAdvisorError, match=r"^check failed: \d+ of \d+ outputs over 1 sweeps fell outside"):
+    with pytest.raises(TcAdvisorError, match=r"^check failed: \d+ of \d+ outputs over 1 sweep fell outside"):
         tcadvisor.apply(u, st, t, w, unit="cuda_core", fuse=t, boundary=("constant", c), check=True)
 
 

@@ -527,8 +527,9 @@ def _view(interior, grid):
 def _failure(result: CheckResult, steps: int) -> str:
     s = result.sweep
     if s.violations:
-        return (f"check failed: {s.violations} of {s.points} outputs over {s.sweeps} sweeps fell outside their "
-                f"rounding intervals (worst {s.worst:.3g} relative to the largest value); nothing is returned")
+        return (f"check failed: {s.violations} of {s.points} outputs over {s.sweeps} sweep{'s' * (s.sweeps != 1)} "
+                f"fell outside their rounding intervals (worst {s.worst:.3g} relative to the largest value); "
+                "nothing is returned")
     if result.unwritten:
         return f"check failed: {result.unwritten} outputs are NaN (never written); nothing is returned"
     return (f"check failed: after {steps} steps the result is {result.max_rel_error:.3g} (relative) from the "
