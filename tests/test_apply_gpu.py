@@ -78,7 +78,7 @@ def test_fixed_values_on_every_unit(dims, unit, dtype, fuse, boundary):
     import cupy as cp
 
     if dims == 3 and unit != "cuda_core":
-        fuse = min(fuse, 3)  # the matrix kernels' 3D row mask holds r·t ≤ 3
+        fuse = min(fuse, 3)  # 3D: the matrix kernels bound r·t by their row masks; 3 runs on both
     w = weights(dims, 2)
     host = np.random.default_rng(3).uniform(1, 2, GRIDS[dims]).astype(dtype)
     res = tcadvisor.apply(cp.asarray(host), w, 13, unit=unit, fuse=fuse, boundary=boundary, check=True)
