@@ -6,16 +6,17 @@
 // owns a tile of TILE = NT*V consecutive points, halo included, each thread V adjacent points in registers.  A
 // step needs only the R points either side of a thread's V: every thread publishes its R leftmost and R
 // rightmost values in shared memory, one barrier, reads its neighbours' and updates its V points.  The valid
-// part of the tile shrinks by R per side per step (the outputs are the middle TXO = TILE - 2*R*T points, rounded
-// down to whole 16-byte vectors), so the redundant work is 2RT/TILE: about 3 % at R*T = 32 with 2048-point tiles.
+// part of the tile shrinks by R per side per step (the outputs are TXO = TILE - 2*R*T - (VEC - 1) points, rounded
+// down to whole 16-byte vectors), so the redundant work is about 2RT/TILE: 3 % at R*T = 32 with 2048-point tiles.
 //
-// Loads and stores are 16-byte vectors of V adjacent points per thread; the tile of block k starts at domain point
-// k*TXO - R*T, padded column Gx - R*T + k*TXO, a whole number of vectors (the host checks Gx - R*T).
-// Points a thread holds past the tile's valid part are computed all the same and never stored.
+// Global loads and stores are 16-byte vectors; the tile of block k starts at the whole vector at or before domain
+// point k*TXO - R*T (the VEC - 1 points of room in TXO absorb the offset, so any ghost width works).  With K_STAGE
+// the tile passes through shared memory so that the global accesses are coalesced.  Points a thread holds past
+// the tile's valid part are computed all the same and never stored.
 //
 // Compile-time parameters (-D, prefixed K_): K_REAL (double|float), K_R (radius), K_T (steps), K_V (points per
 // thread, a multiple of the vector width), K_NT (threads per block), K_TXO (outputs per tile), K_TAPS (optional:
-// bit b set where the weight at offset b - R exists; default every offset).  Weights live in __constant__ memory.
+// bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1).  Weights live in __constant__ memory.
 
 typedef K_REAL real;
 #define R K_R
@@ -28,11 +29,10 @@ typedef K_REAL real;
 #define TILE (NT * V)
 #define VEC ((int)(16 / sizeof(real)))  // elements per 16-byte vector
 
-#if TXO <= 0 || TXO + 2 * HALO > TILE
-#error "the tile's outputs and halo do not fit its NT*V points"
-#endif
 static_assert(R <= V, "a thread's neighbours must hold the R points either side of its V");
 static_assert(V % VEC == 0 && TXO % VEC == 0, "V and TXO must be whole 16-byte vectors");
+static_assert(TXO > 0 && TXO + 2 * HALO + VEC - 1 <= TILE,
+              "the tile's outputs, its halo and the room to align its start do not fit its NT*V points");
 
 #ifdef K_TAPS
 #define TAPS ((unsigned long long)(K_TAPS))
@@ -83,9 +83,12 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
 #endif
     const int tid = threadIdx.x;
     for (int k = blockIdx.x; k < tiles; k += gridDim.x) {
-        // Padded column of the tile's point 0, domain point k*TXO - HALO (the host keeps Gx - HALO a whole number
-        // of vectors, so every vector access is aligned).
-        const long long base = (long long)Gx - HALO + (long long)k * TXO;
+        // Padded column of the tile's point 0: the whole vector at or before domain point k*TXO - HALO, so that
+        // every vector access is aligned whatever the ghost width Gx (a field shared with a deeper sweep has
+        // wider ghosts); the tile's outputs start OFF points later (TXO leaves VEC - 1 points of room for it).
+        const int off = (Gx - HALO) % VEC;
+        const int lo = HALO + off;  // tile point of domain point k*TXO
+        const long long base = (long long)(Gx - HALO - off) + (long long)k * TXO;
         real x[V];
 #if K_STAGE
 #pragma unroll
@@ -132,8 +135,8 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
             // step's reads are done, since a thread reaches the next write of this parity only after
             // the next step's barrier, which every thread passes after finishing these reads.
         }
-        // Outputs: tile points HALO .. HALO + TXO - 1 that lie in the domain (whole vectors: TXO and HALO's
-        // offset keep them aligned; the last tile stops at W, which need not be a whole vector).
+        // Outputs: tile points lo .. lo + TXO - 1 that lie in the domain; whole vectors where they can be, single
+        // points at the ends (lo need not be a whole number of vectors, nor W).
 #if K_STAGE
         // (every thread read the staging buffer before the steps' barriers: it can be overwritten)
 #pragma unroll
@@ -145,26 +148,26 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
             real y[VEC];
             load_vec(y, &stage[(cv / NCHUNK) * SLOT + (cv % NCHUNK) * VEC]);
             const int c = cv * VEC;
-            const long long p = (long long)k * TXO + c - HALO;  // domain point of the vector's first element
-            if (c >= HALO && c + VEC <= HALO + TXO && p + VEC <= W) {
+            const long long p = (long long)k * TXO + c - lo;  // domain point of the vector's first element
+            if (c >= lo && c + VEC <= lo + TXO && p + VEC <= W) {
                 store_vec(out + base + c, y);
             } else {
 #pragma unroll
                 for (int e = 0; e < VEC; ++e)
-                    if (c + e >= HALO && c + e < HALO + TXO && p + e < W) out[base + c + e] = y[e];
+                    if (c + e >= lo && c + e < lo + TXO && p + e < W) out[base + c + e] = y[e];
             }
         }
 #else
 #pragma unroll
         for (int j = 0; j < V; j += VEC) {
             const int c = tid * V + j;  // tile point of the vector's first element
-            const long long p = (long long)k * TXO + c - HALO;  // its domain point
-            if (c >= HALO && c + VEC <= HALO + TXO && p + VEC <= W) {
+            const long long p = (long long)k * TXO + c - lo;  // its domain point
+            if (c >= lo && c + VEC <= lo + TXO && p + VEC <= W) {
                 store_vec(out + base + c, &x[j]);
             } else {
 #pragma unroll
                 for (int e = 0; e < VEC; ++e)
-                    if (c + e >= HALO && c + e < HALO + TXO && p + e < W) out[base + c + e] = x[j + e];
+                    if (c + e >= lo && c + e < lo + TXO && p + e < W) out[base + c + e] = x[j + e];
             }
         }
 #endif

@@ -251,6 +251,10 @@ extern "C" int go(int which, float* out, int reverse) {
 def test_too_wide_halo_is_refused_before_compiling(host_kernels):
     with pytest.raises(TcAdvisorError, match="too wide"):
         host_kernels(Stencil.box(3, 4), 8, "double", "fp64", random_weights(Stencil.box(3, 4).mask(),
+                                                                         np.random.default_rng(0)),
+                     v=4, cols=64, rows=32)
+    with pytest.raises(TcAdvisorError, match="would spill to local memory"):  # the planner's own tiles
+        host_kernels(Stencil.box(3, 4), 8, "double", "fp64", random_weights(Stencil.box(3, 4).mask(),
                                                                          np.random.default_rng(0)))
 
 
@@ -339,10 +343,34 @@ def test_1d_tiles_are_the_planners(host_kernels):
     st = Stencil.box(1, 2)
     k = host_kernels(st, 6, "float", "fp32", random_weights(st.mask(), np.random.default_rng(0)))
     assert k.plan.source == "cuda_cores_1d.cu" and k.tile1d
-    assert k.cols == 256 * 16 and k.txo == 4096 - 2 * 12 == 4072
+    assert k.cols == 256 * 16 and k.txo == (4096 - 2 * 12 - 3) // 4 * 4 == 4068
     assert "1D tiles of 256 threads x 16 points, staged" in k.describe()
     with pytest.raises(TcAdvisorError, match="async_copy: the 1D CUDA-core kernel takes v, cols and stage only"):
         host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)), async_copy=True)
     stream = host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)),
                           layout="stream")
     assert stream.plan.source == "cuda_cores_2d.cu" and not stream.tile1d
+
+
+@pytest.mark.parametrize("dtype, gx_extra", [("double", 1), ("float", 3), ("float", 6)])
+def test_1d_tiles_on_wider_ghosts(host_kernels, dtype, gx_extra):
+    """A field shared with a deeper sweep has wider ghosts than the kernel's halo (runner.allocate_fields merges
+    geometries, as for the last, shallower sweep of 11 steps at t = 4); the tiles then start at the whole vector
+    before their first point, and the sweep is still right."""
+    from tcadvisor.gpu.fields import Geometry
+
+    st = Stencil.box(1, 1)
+    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    k = host_kernels(st, 3, dtype, precision, random_weights(st.mask(), np.random.default_rng(2)))
+    x = data((1, 1, 9001), dtype)
+    own = k.geometry(x.shape)
+    wide = Geometry(0, 0, own.gx + gx_extra, own.pitch + 64)
+    fin = _host_cuda.HostField(x.shape, x.dtype, wide)
+    fout = _host_cuda.HostField(x.shape, x.dtype, wide)
+    fin.interior[...] = x
+    fin.refresh()
+    fout.data[...] = np.nan
+    k.sweep(fin, fout)
+    out = fout.interior.copy()
+    assert np.isfinite(out).all()
+    assert check(k, x, out).passed

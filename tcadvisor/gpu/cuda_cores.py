@@ -163,9 +163,10 @@ class CudaCoreKernel(BundledKernel):
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
         nz, ny, nx = shape3
         gx = self.halo
-        if self.tile1d:  # block k reads padded columns k·TXO .. k·TXO + TILE - 1
-            tiles = math.ceil(nx / self.txo)
-            return Geometry(0, 0, gx, _round_up(max((tiles - 1) * self.txo + self.cols, 2 * gx + nx), 32))
+        if self.tile1d:
+            # Block k reads TILE padded columns from (at most) gx - halo + k·TXO, and (k - 1)·TXO < nx: every read
+            # ends before gx + nx + TILE, also on fields whose ghosts a deeper sweep widened.
+            return Geometry(0, 0, gx, _round_up(2 * gx + nx + self.cols, 32))
         if self.stencil.dims <= 2:
             blocks_x = math.ceil(nx / self.txo)
             return Geometry(0, self.ry * self.fuse, gx, _round_up(gx + blocks_x * self.txo + self.halo + 8, 32))
@@ -185,10 +186,9 @@ class CudaCoreKernel(BundledKernel):
         g = fin.geometry
         i32 = np.int32
         if self.tile1d:
-            vec = 16 // self.np_dtype.itemsize
-            if (g.gx - self.halo) % vec or g.pitch < g.gx - self.halo + (grid[0] - 1) * self.txo + self.cols:
-                raise RuntimeError(f"the 1D CUDA-core kernel needs ghost width {self.halo} + a whole number of "
-                                   f"{vec}-element vectors and a pitch covering its tiles; the fields have {g}")
+            if g.gx < self.halo or g.pitch < g.gx - self.halo + (grid[0] - 1) * self.txo + self.cols:
+                raise RuntimeError(f"the 1D CUDA-core kernel needs ghosts of at least {self.halo} and a pitch covering "
+                                   f"its tiles; the fields have {g}")
             args = (fin.data, fout.data, i32(fin.nx), i32(g.gx), i32(grid[0]))
         elif self.stencil.dims <= 2:
             args = (fin.data, fout.data, i32(fin.nx), i32(fin.ny), np.int64(fin.pitch_y), i32(g.gx), i32(g.gy), i32(per))

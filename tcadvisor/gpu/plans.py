@@ -576,7 +576,8 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     """The 1D CUDA-core kernel (kernels/cuda_cores_1d.cu): tiles of ``cols`` = NT·V points, V per thread in
     registers, t steps on the tile with one barrier per step, the middle points written out.
 
-    Outputs per tile: the tile less a halo of r·t each side, rounded down to whole 16-byte vectors.
+    Outputs per tile: the tile less a halo of r·t each side and the room to start it at a whole 16-byte vector,
+    rounded down to whole vectors.
     Every point of a tile is updated t times (the shrinking valid part is not trimmed), so a sweep
     executes ``tile / outputs`` times the useful FLOPs.  ``stage`` moves the tile through shared memory on its
     way in and out, so that global loads and stores are coalesced (default :data:`TILE1D_STAGE`).
@@ -607,10 +608,10 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
                              f"points per thread and 32 to 1024 threads: v = {v}, cols = {cols} "
                              f"({precision.upper()}: v a multiple of {vec}, at least {r})")
     nt = cols // v
-    txo = (cols - 2 * halo) // vec * vec
+    txo = (cols - 2 * halo - (vec - 1)) // vec * vec  # room for the tile's start to round down to a whole vector
     if txo <= 0:
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the 1D CUDA-core "
-                             f"kernel's {cols}-point tiles (at most r·t = {(cols - vec) // 2} there; use a "
+                             f"kernel's {cols}-point tiles (at most r·t = {(cols - 2 * vec + 1) // 2} there; use a "
                              "smaller fusion depth)")
     smem = static_smem(v, nt)
     if smem > STATIC_SMEM_LIMIT:
