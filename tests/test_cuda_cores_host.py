@@ -374,3 +374,17 @@ def test_1d_tiles_on_wider_ghosts(host_kernels, dtype, gx_extra):
     out = fout.interior.copy()
     assert np.isfinite(out).all()
     assert check(k, x, out).passed
+
+
+def test_1d_stencils_too_wide_for_the_tile_stream_their_row(host_kernels):
+    """A 1D stencil whose edges do not fit the tile's static shared memory (r = 16 in FP64: 64 threads need
+    64 KiB) runs the streaming kernel on its one row instead of being refused; asked for explicitly, the tile
+    refuses in one line."""
+    st = Stencil.box(1, 16)
+    w = random_weights(st.mask(), np.random.default_rng(1))
+    k = host_kernels(st, 2, "double", "fp64", w)
+    assert k.plan.source == "cuda_cores_2d.cu" and not k.tile1d
+    x = data((1, 1, 3001), "double")
+    assert check(k, x, run_sweep(k, x)).passed
+    with pytest.raises(TcAdvisorError, match="the 1D CUDA-core kernel's tile"):
+        host_kernels(st, 2, "double", "fp64", w, layout="tile")

@@ -432,6 +432,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     """
     if precision not in ("fp64", "fp32"):
         raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
+    if layout not in (None, "stream", "tile"):
+        raise TcAdvisorError(f"layout = {layout!r}: the CUDA-core kernels lay out 'stream' (1D/2D/3D) or 'tile' (1D)")
     if stencil.dims == 1 and layout != "stream":
         given = [name for name, value, plain in (("rows_per_iter", rows_per_iter, None), ("rows", rows, None),
                                                   ("trap", trap, False), ("prefetch", prefetch, 1),
@@ -443,11 +445,19 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         if given:
             raise TcAdvisorError(f"{', '.join(given)}: the 1D CUDA-core kernel takes v, cols and stage only (its "
                                  "tiles stream nothing)")
-        return plan_cc_tile1d(stencil, fuse, precision, v=v, cols=cols, stage=stage)
-    if stage is not None:
+        try:
+            return plan_cc_tile1d(stencil, fuse, precision, v=v, cols=cols, stage=stage)
+        except TcAdvisorError:
+            if layout == "tile" or any(k is not None for k in (v, cols, stage)):
+                raise
+            # A stencil too wide for the tile's shared-memory edges (r of 16 and more) streams its one row
+            # through the 2D kernel instead, as 1D ran before the tile kernel.
+    elif stencil.dims == 1 and stage is not None:
+        raise TcAdvisorError("stage is an option of the 1D CUDA-core tile kernel, not of layout='stream'")
+    if stage is not None and stencil.dims > 1:
         raise TcAdvisorError("stage is an option of the 1D CUDA-core kernel")
-    if layout not in (None, "stream"):
-        raise TcAdvisorError(f"layout = {layout!r}: the CUDA-core kernels lay out 'stream' (1D/2D/3D) or 'tile' (1D)")
+    if layout not in (None, "stream") and stencil.dims > 1:
+        raise TcAdvisorError(f"layout = {layout!r}: the 2D and 3D CUDA-core kernels stream ('stream'); 'tile' is 1D's")
     r, t = stencil.radius, int(fuse)
     halo = r * t
     star = int(stencil.shape == "star" and stencil.dims > 1)
@@ -602,7 +612,10 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
                and static_smem(2 * v, nt0) <= STATIC_SMEM_LIMIT):
             v *= 2
     if cols is None:
-        cols = TILE1D_THREADS * v
+        nt = TILE1D_THREADS
+        while static_smem(v, nt) > STATIC_SMEM_LIMIT and nt > 64:  # wide stencils: the edges take R per thread
+            nt //= 2
+        cols = nt * v
     if v < max(vec, r) or v % vec or cols % v or not 32 <= cols // v <= 1024:
         raise TcAdvisorError(f"the 1D CUDA-core kernel's tile needs whole 16-byte vectors per thread, at least r "
                              f"points per thread and 32 to 1024 threads: v = {v}, cols = {cols} "
