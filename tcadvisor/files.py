@@ -289,11 +289,41 @@ def load_npy(path: str | os.PathLike, what: str = "file", limit: int = MAX_WEIGH
     import numpy as np
 
     data = read_bytes(path, what, limit)
+    _check_npy_header(data, path, what)
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
+    except MemoryError:
+        raise TcAdvisorError(f"{what} {str(path)!r} declares an array too large to read") from None
     except (ValueError, OSError, EOFError) as exc:
         raise TcAdvisorError(f"{what} {str(path)!r} is not a NumPy .npy array of numbers "
                              f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+
+
+def _check_npy_header(data: bytes, path, what: str) -> None:
+    """Refuse a ``.npy`` whose header declares more data than the file holds, before NumPy allocates it (a
+    100-byte file may declare a 10^12-element array)."""
+    import numpy as np
+
+    if not data.startswith(b"\x93NUMPY"):
+        return  # not a .npy (a .npz archive, or not NumPy at all): np.load says which
+    stream = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            return  # a later format version: np.load judges it
+        shape, _, dtype = read_header(stream)
+    except (ValueError, OSError, EOFError, TypeError, SyntaxError):
+        return  # a malformed header: np.load names what is wrong
+    cells = 1
+    for n in shape:
+        cells *= int(n)
+    declared = cells * dtype.itemsize
+    held = len(data) - stream.tell()
+    if declared > held:
+        raise TcAdvisorError(f"{what} {str(path)!r} is not a NumPy .npy array of numbers (its header declares shape "
+                             f"{tuple(shape)}, {declared} bytes, but the file holds {held})")
 
 
 # --------------------------------------------------------------------------------------------- listing

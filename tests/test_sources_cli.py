@@ -132,3 +132,14 @@ def test_c_file_on_the_command_line(tmp_path, capsys):
     assert sorted(map(tuple, data["source"]["offsets"])) == [(-1, 0), (0, -1), (0, 0), (0, 1), (1, 0)]
     code, out, err = cli(capsys, "advise", path, "--origin", "0")
     assert code == 2 and out == "" and "does not apply to a C file" in err
+
+
+def test_a_npy_header_declaring_more_than_the_file_holds_is_refused_before_allocating(tmp_path, capsys):
+    """A 100-byte .npy may declare a 10^12-element array: refused from its header, not a MemoryError."""
+    path = tmp_path / "liar.npy"
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (10**6, 10**6)})
+        f.write(b"\0" * 64)
+    code, out, err = cli(capsys, "advise", path)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "header declares shape (1000000, 1000000), 8000000000000 bytes, but the file holds 64" in err

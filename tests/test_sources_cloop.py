@@ -2,6 +2,7 @@
 weights below are written by hand from the loops; every refusal is one line naming the line and the construct."""
 import json
 import re
+import time
 
 import pytest
 
@@ -262,6 +263,38 @@ def test_refusals_of_the_file():
     refused(r"the #define expansions grow past 4 MiB", laughs + "double x = L0;\n")
     refused(r"brackets nest more than 64 deep", "double x = " + "(" * 100 + "1" + ")" * 100 + ";")
     assert MAX_DEFINE_DEPTH == 32
+
+
+SMALL_LOOP = "double a[100], b[100];\nfor (int i = 1; i < 99; i++) b[i] = EXPR;"
+
+
+@pytest.mark.parametrize("what,code,match", [
+    ("a 60,000-term update", SMALL_LOOP.replace("EXPR", " + ".join(["a[i-1]"] * 60_000)), "more than 100000 tokens"),
+    ("a #define used 40,000 times", "#define X (1.0/3.0*2.0/7.0*5.0)\n" + SMALL_LOOP.replace(
+        "EXPR", "+".join(["X*a[i]"] * 40_000)), "more than 100000 tokens after #define expansion"),
+    ("20,000 functions", "\n".join(f"void f{k}(void) {{ int x = {k}; }}" for k in range(20_000))
+     + "\n" + SMALL_LOOP.replace("EXPR", "a[i-1]"), "more than 100000 tokens"),
+    ("a doubling #define chain", "\n".join(f"#define D{k} (D{k + 1} * D{k + 1})" for k in range(16))
+     + "\n#define D16 1.0000001\n" + SMALL_LOOP.replace("EXPR", "D0*a[i-1] + a[i+1]"), "grow past 4 MiB"),
+    ("a literal of a billion digits' exponent", SMALL_LOOP.replace("EXPR", "1e999999999*a[i-1] + a[i+1]"),
+     "1e999999999"),
+    ("pow of a huge result", SMALL_LOOP.replace("EXPR", "pow(2, 100000000000)*a[i-1] + a[i+1]"),
+     r"the call 'pow\(2, 100000000000\)' is not a finite number"),
+    ("nested exp", SMALL_LOOP.replace("EXPR", "exp(exp(exp(100)))*a[i-1] + a[i+1]"), "is not a finite number"),
+    ("1e300 multiplied by itself", SMALL_LOOP.replace("EXPR", "*".join(["1e300"] * 3000) + "*a[i-1] + a[i+1]"),
+     "overflows a double"),
+])
+def test_expensive_files_are_refused_quickly(what, code, match):
+    """What would take the parser minutes, or build a number of a billion digits, is refused in seconds."""
+    start = time.monotonic()
+    refused(match, code)
+    assert time.monotonic() - start < 5.0, what
+
+
+def test_coefficients_at_the_edges_of_double_are_read():
+    src = from_c_text(SMALL_LOOP.replace("EXPR", "1e-999999999*a[i-1] + pow(2.0, 0.5)*a[i+1] + 1e300*1e-300*a[i]"),
+                      filename="k.c")
+    assert weights(src) == {(1,): pytest.approx(2 ** 0.5, rel=1e-15), (0,): pytest.approx(1.0, rel=1e-15)}
 
 
 def test_files_are_bounded_and_never_run(tmp_path):

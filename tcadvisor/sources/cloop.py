@@ -62,6 +62,13 @@ output array (an in-place update); a product of two reads, a division by a read,
 read inside a function call; non-affine (``a[i*i]``, ``a[idx[i]]``), non-unit-stride
 (``a[2*i]``, a loop stepping by 2), transposed or axis-mixing (``a[i+j]``)
 indices; flattened indices (``a[j*n + i]``) are non-unit-stride and so refused.
+
+Bounds: at most :data:`MAX_C_BYTES` read, :data:`MAX_TOKENS` tokens handed to the
+parser after expansion (pycparser's speed makes this a few seconds), brackets
+:data:`MAX_NESTING` deep, :data:`MAX_EXPRESSION_NODES` parts in the update; constants
+are exact rationals up to :data:`MAX_RATIONAL_BITS` bits and floats beyond, literals
+with exponents past :data:`MAX_LITERAL_EXPONENT` and math calls of numbers are
+computed in floating point, so no number of a billion digits is ever built.
 """
 from __future__ import annotations
 
@@ -87,6 +94,13 @@ MAX_DEFINE_DEPTH = 32
 MAX_EXPANDED_CHARS = 4 << 20
 #: Deepest nesting of brackets ( [ { in the file (pycparser parses recursively).
 MAX_NESTING = 64
+#: Most C tokens handed to the parser, after #define expansion: pycparser reads some 40,000 a second, so this
+#: bounds the parse to a few seconds; an update of the largest expression read (MAX_EXPRESSION_NODES) fits.
+MAX_TOKENS = 100_000
+#: Largest decimal exponent of a floating-point literal read exactly (beyond double's range it would be inf or 0).
+MAX_LITERAL_EXPONENT = 400
+#: Most bits of an exact rational coefficient (numerator and denominator) before it is read as a float instead.
+MAX_RATIONAL_BITS = 4096
 #: Most AST nodes in the update's right-hand side, and most reads in it.
 MAX_EXPRESSION_NODES = 50_000
 #: Deepest nesting of the update's expression once sums and products are flattened.
@@ -110,6 +124,7 @@ _MATH = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
 
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|\.?\d(?:[eEpP][+-]|[\w.])*|[A-Za-z_]\w*')
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_ANY_TOKEN = re.compile(r"[A-Za-z_]\w*|\.?\d[\w.]*|\S")  # a C token, roughly: enough to count them
 _DIRECTIVE = re.compile(r"\s*#\s*(\w*)(.*)$", re.S)
 
 
@@ -771,7 +786,24 @@ class _Reader:
         return _Linear(terms, a.const + sign * b.const, a.is_int and b.is_int)
 
     def scale(self, a: _Linear, factor) -> _Linear:
-        return _Linear({k: c * factor for k, c in a.terms.items()}, a.const * factor, a.is_int)
+        return _Linear({k: self.bounded(c * factor) for k, c in a.terms.items()}, self.bounded(a.const * factor),
+                       a.is_int)
+
+    def bounded(self, value):
+        """An exact rational kept exact up to :data:`MAX_RATIONAL_BITS`, else read as a float (1e300 multiplied by
+        itself a thousand times is not carried as a 300,000-digit integer); one beyond a double is refused."""
+        sp = self.sp
+        if isinstance(value, sp.Rational):  # Integers too
+            p, q = int(value.p), int(value.q)
+            if p.bit_length() + q.bit_length() > MAX_RATIONAL_BITS:
+                try:
+                    number = p / q
+                except OverflowError:
+                    number = math.inf
+                if not math.isfinite(number):
+                    raise self.fail(None, "a coefficient overflows a double; expected finite coefficients")
+                return sp.Float(number)
+        return value
 
     def multiply(self, a: _Linear, b: _Linear, node) -> _Linear:
         if a.terms and b.terms:
@@ -817,7 +849,15 @@ class _Reader:
                 if digits.lower().startswith("0x"):
                     value = fractions.Fraction(float.fromhex(digits))
                 else:
-                    value = fractions.Fraction(digits)
+                    exponent = re.search(r"[eE]([+-]?\d+)$", digits)
+                    if exponent and abs(int(exponent.group(1))) > MAX_LITERAL_EXPONENT:  # 10**1e9 is never built
+                        as_float = float(digits)
+                        if not math.isfinite(as_float):
+                            raise self.fail(node, f"the constant {_shown(text)!r} overflows a double; expected a "
+                                                  "finite coefficient")
+                        value = fractions.Fraction(as_float)
+                    else:
+                        value = fractions.Fraction(digits)
                 return self.number(sp.Rational(value.numerator, value.denominator))
         except (ValueError, ZeroDivisionError, OverflowError):
             pass
@@ -878,8 +918,20 @@ class _Reader:
         if base not in _MATH or len(values) != (2 if base == "pow" else 1):
             raise self.fail(node, f"the call {_text(node)!r} is not read; expected constants, scalars and "
                                   f"{', '.join(sorted(_MATH))} of them")
+        args = [v.const for v in values]
+        if not any(a.free_symbols for a in args):  # numbers: computed in floating point, as C would (bounded)
+            try:
+                numbers = [float(a) for a in args]
+                result = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin, "cos": math.cos,
+                          "tan": math.tan, "pow": math.pow, "fabs": math.fabs}[base](*numbers)
+            except (OverflowError, ValueError, ZeroDivisionError):
+                result = math.nan
+            if not math.isfinite(result):
+                raise self.fail(node, f"the call {_text(node)!r} is not a finite number; expected finite "
+                                      "coefficients")
+            return self.number(sp.Float(result))
         function = getattr(sp, _MATH[base])
-        return self.number(function(*[v.const for v in values]))
+        return self.number(function(*args))
 
     def read(self, node) -> _Linear:
         name, subs = _array_base(node)
@@ -1074,6 +1126,10 @@ def from_c_text(text: str, *, filename: str = "<string>", field: str | None = No
     where = _Where(filename)
     cxx = Path(filename).suffix.lower() in (".cpp", ".cc", ".cu", ".h", ".hpp", ".cuh")
     code, macros = _preprocess(text, where)
+    tokens = sum(1 for _ in zip(range(MAX_TOKENS + 1), _ANY_TOKEN.finditer(code)))
+    if tokens > MAX_TOKENS:
+        raise where.error(None, f"the code has more than {MAX_TOKENS} tokens after #define expansion; tcadvisor "
+                                "reads loop nests of ordinary size (a stencil update of at most a few thousand reads)")
     ast, _wrapped = _parse(code, where, cxx)
     finder = _Finder(where)
     finder.walk(ast, _Context())
@@ -1246,5 +1302,5 @@ def from_c_file(path: str | os.PathLike, *, field: str | None = None, values: Ma
                        name=Path(text).stem if name is None else name)
 
 
-__all__ = ["from_c_file", "from_c_text", "MAX_C_BYTES", "MAX_DEFINE_DEPTH", "MAX_EXPANDED_CHARS",
+__all__ = ["from_c_file", "from_c_text", "MAX_C_BYTES", "MAX_DEFINE_DEPTH", "MAX_EXPANDED_CHARS", "MAX_TOKENS",
            "MAX_EXPRESSION_NODES", "ELEMENT_DTYPES"]
