@@ -304,8 +304,11 @@ def _check_npy_header(data: bytes, path, what: str) -> None:
     100-byte file may declare a 10^12-element array)."""
     import numpy as np
 
-    if not data.startswith(b"\x93NUMPY"):
-        return  # not a .npy (a .npz archive, or not NumPy at all): np.load says which
+    if data.startswith(b"PK\x03\x04"):
+        return  # a .npz archive: its reader says so
+    if not data.startswith(b"\x93NUMPY"):  # np.load would read it as a pickle and say "contains pickled data"
+        raise TcAdvisorError(f"{what} {str(path)!r} is not a NumPy .npy array of numbers (it does not begin with "
+                             "NumPy's magic string; save the weights with numpy.save)")
     stream = io.BytesIO(data)
     try:
         version = np.lib.format.read_magic(stream)

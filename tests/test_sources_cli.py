@@ -143,3 +143,26 @@ def test_a_npy_header_declaring_more_than_the_file_holds_is_refused_before_alloc
     code, out, err = cli(capsys, "advise", path)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "header declares shape (1000000, 1000000), 8000000000000 bytes, but the file holds 64" in err
+    path.write_bytes(b"not numpy")
+    code, out, err = cli(capsys, "explain", path)
+    assert code == 2 and out == "" and "does not begin with NumPy's magic string" in err and "pickled" not in err
+
+
+def test_validate_suites_take_the_dtype_of_a_npy_or_c_stencil_and_name_a_missing_file(files, capsys):
+    pytest.importorskip("pycparser")
+    from tcadvisor.validate.suites import load_suite
+
+    suite = files / "a" / "suite.yaml"
+    (files / "a" / "k.c").write_text("float u[64], v[64];\nfor (int i = 1; i < 63; i++) v[i] = u[i-1] + u[i+1];\n")
+    suite.write_text("name: mine\ncases:\n  - {stencil: lap.npy, fuse: 1}\n  - {stencil: k.c, fuse: 2}\n"
+                     "  - {stencil: lap.npy, fuse: 1, dtype: half}\n")
+    first, second, third = load_suite(str(suite)).cases
+    assert (first.dtype, second.dtype, third.dtype) == ("float", "float", "half")  # lap.npy is float32
+    assert first.id == "lap-float-t1" and second.stencil.offsets == ((-1,), (1,))
+    (files / "a" / "defaults.yaml").write_text("name: d\ndefaults: {dtype: double}\ncases:\n"
+                                              "  - {stencil: lap.npy, fuse: 1}\n")
+    assert load_suite(str(files / "a" / "defaults.yaml")).cases[0].dtype == "double"  # the suite's default wins
+    (files / "a" / "bad.yaml").write_text("name: bad\ncases:\n  - {stencil: missing.npy, fuse: 1}\n")
+    code, out, err = cli(capsys, "validate", "--suite", files / "a" / "bad.yaml", "--list")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"weights file '{files / 'a' / 'missing.npy'}' does not exist" in err  # found beside the suite

@@ -22,6 +22,7 @@ from ..dtypes import parse_dtype
 from ..errors import TcAdvisorError
 from ..hardware import UNITS
 from ..mma import MmaShape
+from ..sources import PATH_SUFFIXES, source_of
 from ..stencil import MAX_FUSE, Stencil, parse_stencil
 
 #: Fields a case may have (``defaults`` may hold any but ``id``, ``stencil`` and ``paper``).
@@ -175,9 +176,12 @@ def parse_case(w: _Where, index: int, raw: Any, defaults: Mapping) -> Case:
 
     stencil_text = _stencil_text(w.path, merged["stencil"])
     try:
-        stencil = parse_stencil(stencil_text)
+        source = source_of(stencil_text)  # a .npy weight array or a C loop nest: read with its dtype
+        stencil = source.stencil if source is not None else parse_stencil(stencil_text)
     except TcAdvisorError as exc:
         raise w.fail(at("stencil"), str(exc)) from None
+    if "dtype" not in raw and "dtype" not in defaults and source is not None and source.dtype is not None:
+        merged["dtype"] = source.dtype  # as advise: the file's element type unless the suite names one
     try:
         dtype = parse_dtype(merged["dtype"])
     except TcAdvisorError as exc:
@@ -204,7 +208,7 @@ def parse_case(w: _Where, index: int, raw: Any, defaults: Mapping) -> Case:
                 raw.get("paper", ""), raw.get("note", ""), stencil_text)
 
 
-_STENCIL_FILE_SUFFIXES = (".txt", ".yaml", ".yml", ".json", ".stencil")
+_STENCIL_FILE_SUFFIXES = (".txt", ".yaml", ".yml", ".json", ".stencil") + PATH_SUFFIXES
 
 
 def _stencil_text(suite_path: Path, value: Any) -> str:
