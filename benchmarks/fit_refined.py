@@ -11,11 +11,11 @@ benchmarks/record_corpus.py), then through tcadvisor.validate.fitting:
 * leave-one-GPU-out: fitted on one GPU's corpus, predicting the other's;
 * the 80 % intervals per unit and precision from the leave-one-shape-out residuals, and their coverage
   checked across GPUs (intervals from the H100's residuals on the H200's held-out predictions, and back);
-* the identifiability of each constant (validation/results/refined-fit-2026-11-25/crossval.md);
+* the identifiability of each constant (validation/results/refined-fit-2026-11-26/crossval.md);
 * the shipped constants: fitted on both corpora, written to models/fitted/refined-terms.yaml with the
   kernel fingerprint (tcadvisor.fingerprint) they were fitted for and the intervals.
 
-Writes models/fitted/refined-terms.yaml and validation/results/refined-fit-2026-11-25/ (crossval.md,
+Writes models/fitted/refined-terms.yaml and validation/results/refined-fit-2026-11-26/ (crossval.md,
 crossval.json, predictions.csv), and stamps each corpus.json with the kernel fingerprint when its
 recorded kernel sources are today's.
 """
@@ -40,11 +40,11 @@ from tcadvisor.hardware import resolve_gpu  # noqa: E402
 from tcadvisor.validate import fitting as F  # noqa: E402
 
 #: GPU label -> (corpus folder, spec its model inputs come from: the project's calibrated ceilings of that GPU)
-CORPORA = {"H100": ("validation/results/h100-sxm-2026-11-25/corpus-b", "h100-calibrated"),
-           "H200": ("validation/results/h200-2026-11-25/corpus", "h200-calibrated")}
-#: The same design's first 595 configurations recorded once more on the H100 earlier that day: run-to-run noise.
-REPEAT = "validation/results/h100-sxm-2026-11-25/corpus-a"
-OUT = ROOT / "validation/results/refined-fit-2026-11-25"
+CORPORA = {"H100": ("validation/results/h100-sxm-2026-11-26/corpus", "h100-calibrated"),
+           "H200": ("validation/results/h200-2026-11-26/corpus", "h200-calibrated")}
+#: The H100 corpus's design recorded a second time in another session the same day, same kernels: run-to-run noise.
+REPEAT = ("validation/results/h100-sxm-2026-11-26/corpus", "validation/results/h100-sxm-2026-11-26/corpus-repeat")
+OUT = ROOT / "validation/results/refined-fit-2026-11-26"
 #: Kernel sources whose recorded hash must equal today's for a corpus to be stamped with today's fingerprint.
 KERNEL_SOURCES = ("kernels/", "tcadvisor/gpu/plans.py")
 
@@ -82,15 +82,17 @@ def stamp_corpus(folder: Path) -> str:
                                                                  if changed else "")
 
 
-def repeat_noise(runs: list) -> dict:
-    """Run-to-run spread: the same configurations timed in two recordings on the H100."""
+def repeat_noise(runs: list | None = None) -> dict:
+    """Run-to-run spread: the same configurations timed in two recordings on the H100 with the same kernels
+    (:data:`REPEAT`; ``runs`` is not used: today's corpus has no second recording)."""
     from tcadvisor.validate.corpus import load_corpus
 
-    _, rows = load_corpus(ROOT / REPEAT)
-    first = {(r["stencil"], r["offsets"], r["unit"], r["dtype"], r["fuse"], r["grid"]): r["gstencils"]
-             for r in rows if r["status"] == "ok"}
-    ratios = [r.measured / first[k] for r in runs
-              if (k := (r.row["stencil"], r.row["offsets"], r.unit, r.row["dtype"], r.fuse, r.row["grid"])) in first]
+    def ok(folder):
+        return {(r["stencil"], r["offsets"], r["unit"], r["dtype"], r["fuse"], r["grid"]): float(r["gstencils"])
+                for r in load_corpus(ROOT / folder)[1] if r["status"] == "ok"}
+
+    first, second = ok(REPEAT[0]), ok(REPEAT[1])
+    ratios = [second[k] / first[k] for k in first if k in second]
     dev = np.abs(np.log(ratios))
     return {"pairs": len(ratios), "median_abs": float(np.exp(np.median(dev)) - 1),
             "p90_abs": float(np.exp(np.quantile(dev, 0.9)) - 1)}
@@ -152,7 +154,6 @@ def main(argv: list[str] | None = None) -> int:
     write_constants(shipped, shipped_intervals, results, {g: len(rs) for g, rs in runs.items()})
     for g, (folder, _) in CORPORA.items():
         print(stamp_corpus(ROOT / folder))
-    print(stamp_corpus(ROOT / REPEAT))
     return 0
 
 
@@ -171,7 +172,7 @@ def write_predictions(runs: dict, preds: dict, shipped: dict) -> None:
 
 def markdown(res: dict, intervals: dict) -> str:
     gpus = [g for g in CORPORA]
-    lines = ["# The refined model, judged where it was not fitted (2026-11-25 corpora)", "",
+    lines = ["# The refined model, judged where it was not fitted (2026-11-26 corpora)", "",
              "Written by `benchmarks/fit_refined.py` (do not edit). Corpora: "
              + "; ".join(f"{g} `{CORPORA[g][0]}` ({res[g]['in_sample']['all']['runs']} runs, "
                          f"{res[g]['shapes']} shapes)" for g in gpus)
@@ -233,13 +234,13 @@ def write_constants(shipped: dict, intervals: dict, res: dict, counts: dict) -> 
                                "meaning": model.SYMBOLS[s],
                                **({"pinned": F.PINNED[s.name][1]} if s.name in F.PINNED else {})}
                       for s in model.FITTED},
-        "intervals": {k: {**v, "source": "leave-one-shape-out residuals, H100 and H200 corpora 2026-11-25"}
+        "intervals": {k: {**v, "source": "leave-one-shape-out residuals, H100 and H200 corpora 2026-11-26"}
                       for k, v in intervals.items()},
         "held_out": {g: {k: {"median": round(res[g][k]["all"]["median"], 4), "p90": round(res[g][k]["all"]["p90"], 4),
                              "worst": round(res[g][k]["all"]["worst"], 4), "winners": res[g][k]["winners"],
                              "best_depth": res[g][k]["best_depth"]}
                          for k in ("leave_one_shape_out", "leave_one_gpu_out")} for g in gpus},
-        "report": "validation/results/refined-fit-2026-11-25/crossval.md",
+        "report": "validation/results/refined-fit-2026-11-26/crossval.md",
         "kernel_fingerprint_parts": fingerprint_parts(),
     }
     header = ("# The refined model's fitted constants (docs/model.md, \"Fitted constants\").\n"

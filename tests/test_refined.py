@@ -75,8 +75,8 @@ def test_refined_intensity_against_nsight_compute(runs):
     assert len(flops) > 50 and max(flops) < 0.04 and np.median(flops) < 0.002 and max(moved) < 0.06
 
 
-CORPORA = {"H100": ("h100-sxm-2026-11-25/corpus-b", "h100-calibrated"),
-           "H200": ("h200-2026-11-25/corpus", "h200-calibrated")}
+CORPORA = {"H100": ("h100-sxm-2026-11-26/corpus", "h100-calibrated"),
+           "H200": ("h200-2026-11-26/corpus", "h200-calibrated")}
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_committed_cross_validation_is_what_the_code_computes(corpus_runs):
     headline README quotes), and every shape is held out once."""
     from tcadvisor.validate import fitting
 
-    committed = json.loads((RESULTS / "refined-fit-2026-11-25" / "crossval.json").read_text())
+    committed = json.loads((RESULTS / "refined-fit-2026-11-26" / "crossval.json").read_text())
     runs = corpus_runs["H100"]
     pred = fitting.leave_one_out(runs, lambda r: r.shape)
     rep = fitting.report(pred, runs)
@@ -126,7 +126,7 @@ def test_committed_predictions_are_what_the_model_says(corpus_runs):
     from tcadvisor.validate import fitting
     from tcadvisor.validate.compare import predict
 
-    with open(RESULTS / "refined-fit-2026-11-25" / "predictions.csv") as f:
+    with open(RESULTS / "refined-fit-2026-11-26" / "predictions.csv") as f:
         table = {(r["gpu"], r["stencil"], r["unit"], r["dtype"], int(r["fuse"]), r["grid"]): float(r["shipped"])
                  for r in csv.DictReader(f)}
     runs = corpus_runs["H100"][::37]

@@ -51,7 +51,7 @@ LOSS, F_SCALE = "soft_l1", 0.1
 PINNED: dict[str, tuple[float, str]] = {
     "o_c": (0.0, "not identifiable: removing it (o_c = 0) raises the robust loss by 0.5-0.7 % on each GPU's corpus, "
                  "so the counted instructions carry the issue cost alone (identifiability in "
-                 "validation/results/refined-fit-2026-11-25/crossval.md)"),
+                 "validation/results/refined-fit-2026-11-26/crossval.md)"),
 }
 #: A constant whose removal (value 0) raises the robust loss by less than this share is not identified by the data.
 IDENTIFIABLE = 0.01
