@@ -200,3 +200,44 @@ def test_write_figures_reports_each_figure_and_each_file(tmp_path):
     write_figures(tmp_path, "a100", names=["fig07-roofline", "fig08-scenarios"], progress=lambda *a: seen.append(a))
     assert seen == [(1, 2, "fig07-roofline"), (1, 2, "fig07-roofline.html"),
                     (2, 2, "fig08-scenarios"), (2, 2, "fig08-scenarios.html")]
+
+
+def _run_with_fake_runner(monkeypatch, tty: bool, *extra: str):
+    """``tcadvisor run`` through the CLI with runner.run replaced by a stand-in that reports the phases a GPU run
+    goes through (compile, three checked sweeps, timing) and returns a result the formatter prints."""
+    from types import SimpleNamespace
+
+    from tcadvisor import cli
+    from tcadvisor.gpu import commands, runner
+
+    seen = {}
+
+    def fake_run(stencil, dtype, unit, progress=None, **kw):
+        seen["progress"] = progress
+        progress.interval = 0  # every update drawn (throttling is tested above)
+        progress.phase("compile")
+        for i in range(1, 4):
+            progress.update(i, 3, f"sweep of t = {kw['fuse']}", "check")
+        progress.phase("timing")
+        return SimpleNamespace(steps=9, sweeps=[3, 3, 3], checked=True, passed=True)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(commands, "format_result", lambda res: "RESULT")
+    monkeypatch.setattr(commands, "result_dict", lambda res: {"steps": res.steps})
+    err = Tty() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    code = cli.main(["run", "Box-2D1R", "--fuse", "3", "--steps", "9", *extra])
+    return code, err.getvalue(), seen
+
+
+def test_run_says_compile_check_and_timing_on_a_terminal(monkeypatch, capsys):
+    code, err, seen = _run_with_fake_runner(monkeypatch, True)
+    assert code == 0 and capsys.readouterr().out.strip() == "RESULT"
+    assert "\rrun compile [" in err and re.search(r"\rrun check \[3/3, 0:\d\d\] sweep of t = 3", err)
+    assert "\rrun timing [" in err and "run: 9 steps in 3 sweeps checked and timed in " in err
+
+
+@pytest.mark.parametrize("tty, extra", [(False, ()), (True, ("--json",)), (True, ("--quiet",))])
+def test_run_is_silent_when_piped_with_json_or_quiet(monkeypatch, capsys, tty, extra):
+    code, err, seen = _run_with_fake_runner(monkeypatch, tty, *extra)
+    assert code == 0 and err == "" and seen["progress"] is not None and not seen["progress"].drawn

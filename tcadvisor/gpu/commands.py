@@ -47,6 +47,8 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first (default 1)")
     p.add_argument("--no-check", action="store_true", help="skip the correctness checks")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress line on stderr (there is one only when stderr is a terminal)")
     from ..queryargs import add_source_arguments
 
     add_source_arguments(p)
@@ -77,10 +79,15 @@ def cmd_run(args) -> int:
         steps = args.steps if args.steps is not None and args.steps >= 1 else fuse
         depths = ({fuse} if steps >= fuse else set()) | ({steps % fuse} if steps % fuse else set())
         check_weights_range(stencil, weights, dtype, depths)
-    res = runner.run(stencil, dtype, args.unit, impl=args.impl, fuse=args.fuse,
-                     grid=args.grid or runner.default_grid(stencil, dtype), steps=args.steps, weights=weights,
-                     seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma, repeats=args.repeats,
-                     warmup=args.warmup)
+    from ..progress import Progress, wanted
+
+    with Progress("run", enabled=wanted(json=args.json, quiet=args.quiet)) as progress:
+        res = runner.run(stencil, dtype, args.unit, impl=args.impl, fuse=args.fuse,
+                         grid=args.grid or runner.default_grid(stencil, dtype), steps=args.steps, weights=weights,
+                         seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma, repeats=args.repeats,
+                         warmup=args.warmup, progress=progress)
+        progress.done(f"{res.steps} steps in {len(res.sweeps)} sweeps checked and timed" if res.checked
+                      else f"{res.steps} steps timed")
     if args.json:
         print(json.dumps(result_dict(res), indent=2))
     else:

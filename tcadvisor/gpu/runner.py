@@ -198,13 +198,14 @@ def initial_data(grid: tuple[int, ...], dtype: str, seed: int):
 
 
 def checked_sweeps(kernels: dict, plan: list[int], dtype: str, fields, x0, base_weights: np.ndarray,
-                   models: dict | None = None, tamper=None) -> tuple[CheckResult, object]:
+                   models: dict | None = None, tamper=None, progress=None) -> tuple[CheckResult, object]:
     """Run the sweeps of ``plan`` from ``x0``, checking each against its rounding interval, then the
     result against the float64 base-stencil reference.  Returns the check and the final output.
 
     ``models`` (depth -> SweepModel) replaces the kernels' own descriptions and ``tamper`` (a function
     of each sweep's output values) alters what is checked: both serve the negative controls (a kernel
     with perturbed weights checked against the correct model; an output shifted by one column).
+    ``progress(i, n, what, phase)`` is told of each sweep (:class:`tcadvisor.progress.Progress.update`).
     """
     cp = cupy()
     fa, fb = fields
@@ -212,7 +213,9 @@ def checked_sweeps(kernels: dict, plan: list[int], dtype: str, fields, x0, base_
     result = CheckResult()
     fa.interior[...] = x0
     a, b = fa, fb
-    for t in plan:
+    for i, t in enumerate(plan, 1):
+        if progress is not None:
+            progress(i, len(plan), f"sweep of t = {t}", "check")
         a.refresh()
         _poison(b, dtype)
         xin = from_storage(a.interior, dtype)
@@ -242,11 +245,12 @@ def checked_sweeps(kernels: dict, plan: list[int], dtype: str, fields, x0, base_
 def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: str | None = None, fuse: int = 1,
         grid="1024x1024", steps: int | None = None, weights=None, seed: int = 0, check: bool = True,
         gpu: str | None = None, mma: str | MmaShape | None = None, repeats: int = 5, warmup: int = 1,
-        kernel_options: dict | None = None) -> RunResult:
+        kernel_options: dict | None = None, progress=None) -> RunResult:
     """Run ``steps`` time steps of ``stencil`` with a bundled kernel, ``fuse`` steps per sweep.
 
     ``run(..., check=False, repeats=1, warmup=0, steps=fuse)`` launches exactly
-    one sweep (plus the ghost-layer refresh, a kernel of another name).
+    one sweep (plus the ghost-layer refresh, a kernel of another name).  ``progress`` (a
+    :class:`tcadvisor.progress.Progress`) is told the phases: compile, check (sweep i of n), timing.
     """
     cp = cupy()
     profile = registry.resolve(unit, impl)
@@ -264,6 +268,8 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     spec = resolve_gpu(gpu).spec
 
     plan = sweep_plan(steps, fuse)
+    if progress is not None:
+        progress.phase("compile")
     kernels = {t: make_kernel(stencil, profile, t, dtype, w, shape, kernel_options) for t in sorted(set(plan))}
     main = kernels[fuse] if fuse in kernels else kernels[plan[0]]
     shape3 = (1,) * (3 - stencil.dims) + grid
@@ -273,7 +279,8 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     result = output = None
     if check:
         try:
-            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w)
+            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w,
+                                            progress=None if progress is None else progress.update)
         except cp.cuda.memory.OutOfMemoryError:
             raise TcAdvisorError(f"checking grid {'x'.join(map(str, grid))} needs several float64 copies of it in GPU "
                                  "memory; use a smaller --grid or --no-check") from None
@@ -292,6 +299,8 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
 
     # Timed: the sweeps alone (ghost refreshes included), continuing from the current state; the GPU is held
     # busy before each repeat so that the interval does not include host launch latency (see .timing).
+    if progress is not None:
+        progress.phase(f"timing ({warmup} warm-up + {repeats} repeats of {len(plan)} sweeps)")
     times, _ = timed_runs(sweeps, repeats, warmup)
     seconds = statistics.median(times)
     if output is None:
