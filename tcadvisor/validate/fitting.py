@@ -49,7 +49,8 @@ UNITS_OF = {"lambda_c": "cycles per instruction and 32-bit word", "o_c": "instru
 LOSS, F_SCALE = "soft_l1", 0.1
 #: Constants held fixed rather than fitted, with why (filled where the data cannot identify one).
 PINNED: dict[str, tuple[float, str]] = {
-    "o_c": (0.0, "not identifiable: removing it (o_c = 0) raises the robust loss by 0.5-0.7 % on each GPU's corpus, "
+    "o_c": (0.0, "not identifiable: removing it (o_c = 0) raises the robust loss by 0.9 % on the H100's corpus, under "
+                 "the 1 % that identifies a constant (1.3 % on the H200's; 0.5-0.7 % on both 2026-11-25 corpora), "
                  "so the counted instructions carry the issue cost alone (identifiability in "
                  "validation/results/refined-fit-2026-11-26/crossval.md)"),
 }
