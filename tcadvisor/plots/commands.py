@@ -56,6 +56,7 @@ def cmd_map(args) -> int:
     gpus, note = gpus_from_arg(args.gpu)
     impls = impls_from_args(args.impl)
     alpha_choice = AlphaChoice.parse(args.alpha)
+    measured = _measured(args.measured, gpus)  # a wrong file is refused before the sweep
     out = args.output or f"map-{args.shape}{args.dims}d-{'-'.join(g.short for g in gpus)}-{dtype}.html"
     # every output before any work: its format and exporter, a writable place, no two options on one file
     check_output_files([("-o", out), ("--csv", args.csv)], figure_options=("-o",))
@@ -65,7 +66,7 @@ def cmd_map(args) -> int:
 
     with Progress("map", enabled=wanted(quiet=args.quiet)) as progress:
         data = map_data(args.shape, args.dims, dtype, gpus, radii=radii, fuses=fuses, impls=impls,
-                        alpha_choice=alpha_choice, model=args.model, progress=progress.update)
+                        alpha_choice=alpha_choice, model=args.model, progress=progress.update, measured=measured)
         progress.done(f"{len(gpus) * len(radii)} configurations ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''} "
                       f"× {len(radii)} radii × {len(fuses)} depths)")
     if note:
@@ -79,17 +80,39 @@ def cmd_map(args) -> int:
     return 0
 
 
+def _measured(path: str | None, gpus):
+    """``--measured FILE`` read and matched to the GPUs drawn (one-line refusals), or None; a note on stderr
+    names the GPU rows it is drawn on when the file matches only some of several."""
+    if not path:
+        return None
+    from .measured import load_measured, runs_for_gpus
+
+    measured = load_measured(path)
+    matched = runs_for_gpus(measured, gpus)
+    if len(matched) < len(gpus):
+        rows = ", ".join(gpus[i].name for i in matched)
+        devices = ", ".join(dict.fromkeys(device for device, _ in matched.values()))
+        print(f"tcadvisor: --measured {path}: runs of {devices} drawn on the {rows} row"
+              + ("s" if len(matched) > 1 else "") + " only", file=sys.stderr)
+    return measured
+
+
 def cmd_roofline(args) -> int:
     from ..queryargs import advice_from_args
     from .output import check_output_files, write_figure
 
     out = args.output or f"roofline-{re.sub(r'[^A-Za-z0-9]+', '', str(args.stencil))}.html"
     check_output_files([("-o", out)], figure_options=("-o",))
+    measured = None
+    if args.measured:  # an unreadable or malformed file is refused before the advice is computed
+        from .measured import load_measured
+
+        measured = load_measured(args.measured)
     advice = advice_from_args(args)
 
     from .roofline import roofline_figure
 
-    path = write_figure(roofline_figure(advice), out)
+    path = write_figure(roofline_figure(advice, measured=measured), out)
     _wrote(path, f"roofline of {advice.stencil.name} on {advice.gpu.name}")
     return 0
 
@@ -154,6 +177,8 @@ keep it with the pages, or pass --self-contained for pages that each embed it.
 A missing output directory (and its missing parents) is created and named on
 stderr."""
 
+MEASURED_HELP = ("recorded runs to draw on the prediction: the results.json of 'tcadvisor validate' or a corpus.csv "
+                 "(benchmarks/record_corpus.py, calibrate --fit), of the GPU drawn;")
 QUIET_HELP = "no progress line on stderr (there is one only when stderr is a terminal)"
 
 OUTPUT_NOTE = ("Files are replaced atomically (a full disk keeps the previous file); missing parent directories "
@@ -188,6 +213,8 @@ def register(sub, commands: dict) -> None:
                         "parent directories are created and named on stderr")
     p.add_argument("--csv", metavar="FILE", help="also write the map's data (one row per GPU, r, t and unit, "
                                                  "with α, its source and the MMA instruction)")
+    p.add_argument("--measured", metavar="FILE", help=MEASURED_HELP + " in each cell: the measured fastest unit "
+                                                      "beside the predicted one, mismatches ringed")
     commands["map"] = cmd_map
 
     p = sub.add_parser("roofline", help="roofline of one GPU with the CUDA-core, Tensor Core and Sparse Tensor "
@@ -197,6 +224,8 @@ def register(sub, commands: dict) -> None:
                    help="output file: .html (self-contained, opens offline), .png or .svg "
                         "(default roofline-<stencil>.html); missing parent directories are created and named "
                         "on stderr")
+    p.add_argument("--measured", metavar="FILE", help=MEASURED_HELP + " the measured operating points of this "
+                                                      "stencil, dtype and depth beside the predicted ones")
     commands["roofline"] = cmd_roofline
 
     p = sub.add_parser("figures", help="every figure of the paper, regenerated from the model",

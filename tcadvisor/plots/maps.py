@@ -28,7 +28,7 @@ from ..queryargs import DEFAULT_FUSES, DEFAULT_RADII
 from ..dtypes import BYTES
 from ..errors import TcAdvisorError
 from ..hardware import UNIT_LABELS, UNITS
-from . import style
+from . import measured_map, style
 from ..arguments import as_alpha, as_dims, as_dtype, as_gpus, as_impls, as_shape, int_list
 
 TENSOR_UNITS = ("tensor_core", "sparse_tensor_core")
@@ -46,7 +46,7 @@ WIN = 1 + TIE
 
 def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str = DEFAULT_RADII,
              fuses: Iterable[int] | str = DEFAULT_FUSES, impls=None, alpha_choice: AlphaChoice | None = None,
-             model: str | None = None, *, alpha=None, progress=None) -> pd.DataFrame:
+             model: str | None = None, *, alpha=None, progress=None, measured=None) -> pd.DataFrame:
     """The map's numbers: :func:`~tcadvisor.advisor.sweep` for each GPU, plus what the map marks.
 
     Arguments are read as the ``map`` command reads its options, with its
@@ -70,6 +70,10 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
 
     ``progress``, a callable, is told ``(i, n, what)`` before each GPU and radius (``what`` names
     both): the ``map`` command draws its progress line from it.
+
+    ``measured``, a recorded run (the path of validate's ``results.json`` or of a corpus CSV, or a
+    :class:`~tcadvisor.plots.measured.Measured`), adds the measured columns of
+    :func:`tcadvisor.plots.measured_map.attach` (``--measured``), which :func:`map_figure` draws.
     """
     from ..stencil import check_fuse, check_radius
 
@@ -104,6 +108,8 @@ def map_data(shape: str, dims: int, dtype: str, gpus, radii: Iterable[int] | str
         data.loc[_pick(group, by_fuse=False), "winner"] = True
     for _, group in data[ok].groupby(["gpu_order", "radius"]):
         data.loc[_pick(group, by_fuse=True), "best"] = True
+    if measured is not None:
+        data = measured_map.attach(data, measured, gpus)
     return data
 
 
@@ -215,7 +221,7 @@ _SPEEDUP_HOVER = (
     "instruction: %{customdata[15]}<br>"
     "I_TC = %{customdata[7]} FLOP/byte (%{customdata[8]}-bound)<br>"
     "I_CC = %{customdata[9]} FLOP/byte (%{customdata[10]}-bound)<br>"
-    "GStencils/s: %{customdata[11]} here vs %{customdata[12]} on CUDA cores%{customdata[16]}"
+    "GStencils/s: %{customdata[11]} here vs %{customdata[12]} on CUDA cores%{customdata[16]}%{customdata[17]}"
     "<extra>%{customdata[13]}</extra>"
 )
 #: Hover line of a cell that shows a unit's bound because its bundled kernel cannot run the depth.
@@ -223,7 +229,7 @@ _BOUND_NOTE = "<br><b>(n): the unit's bound</b>, the paper's model at its α, β
 _WINNER_HOVER = (
     "<b>%{customdata[0]}, t = %{customdata[1]}</b><br>fastest: %{customdata[2]}%{customdata[3]}<br>"
     "GStencils/s — CUDA cores %{customdata[4]}, Tensor Cores %{customdata[5]}, Sparse TCs %{customdata[6]}"
-    "<extra>%{customdata[7]}</extra>"
+    "%{customdata[8]}<extra>%{customdata[7]}</extra>"
 )
 
 
@@ -270,7 +276,7 @@ def _speedup_panel(fig: go.Figure, rows: pd.DataFrame, unit: str, grid: dict, ro
                   "_src", fill="–"),
             _grid(u.assign(_instr=u.apply(_instruction, axis=1) if len(u) else []), radii, fuses, "_instr",
                   fill="–"),
-            notes,
+            notes, measured_map.speedup_hover(rows, unit, grid),
         ], axis=-1))
     xs, ys = _outline(speed > WIN)
     if not xs:
@@ -299,7 +305,8 @@ def _winner_panel(fig: go.Figure, rows: pd.DataFrame, grid: dict, row_i: int, gp
     win_label = np.vectorize(lambda c: UNIT_LABELS[UNITS[int(c)]] if math.isfinite(c) else "–")(code)
     best_note = np.where(best == "★", " (★ best depth for this radius)", "")
     custom = np.stack([grid["names"], grid["t"], win_label, best_note, gst["cuda_core"], gst["tensor_core"],
-                       gst["sparse_tensor_core"], np.full(code.shape, gpu_name, dtype=object)], axis=-1)
+                       gst["sparse_tensor_core"], np.full(code.shape, gpu_name, dtype=object),
+                       measured_map.winner_hover(rows, grid)], axis=-1)
     colors = [style.UNIT_COLORS[u] for u in UNITS]
     scale = [[0, colors[0]], [1 / 3, colors[0]], [1 / 3, colors[1]], [2 / 3, colors[1]], [2 / 3, colors[2]],
              [1, colors[2]]]
@@ -356,30 +363,33 @@ def map_figure(data: pd.DataFrame, title: str | None = None) -> go.Figure:
     grid = {"radii": radii, "fuses": fuses, "x": list(range(len(fuses))), "y": list(range(len(radii))),
             "names": np.array([[stencil_names[r]] * len(fuses) for r in radii], dtype=object),
             "t": np.array([fuses] * len(radii), dtype=object)}
-    legend_sweet = True
+    legend_sweet, legend_measured = True, set()
     for row_i, (rows, gpu_name, panels) in enumerate(per_gpu, start=1):
         for col_i, unit in enumerate(TENSOR_UNITS, start=1):
             desc, missing = panels[unit]
             if _speedup_panel(fig, rows, unit, grid, row_i, col_i, gpu_name, desc, missing, legend_sweet):
                 legend_sweet = False
         _winner_panel(fig, rows, grid, row_i, gpu_name)
+        measured_map.draw_winner_marks(fig, rows, grid, row_i, legend_measured)
 
     if legend_sweet:  # no sweet spot anywhere: say so in the legend rather than leave it unexplained
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=style.SWEET_SPOT_LINE,
                                  name="sweet spot (R > 1): none here"), row=1, col=1)
+    measured_map.finish_legend(fig, data, legend_measured)
     for u in UNITS:  # legend entries for the colours of the third panel
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"fastest: {UNIT_LABELS[u]}",
                                  marker=dict(symbol="square", size=14, color=style.UNIT_COLORS[u])),
                       row=1, col=3)
     _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, ticktext,
                    [name for _, name, _ in per_gpu], title, shape, dims, dtype,
-                   bounds=bool(data["bound_only"].astype(bool).any()))
+                   bounds=bool(data["bound_only"].astype(bool).any()), measured=measured_map.caption(data))
     return fig
 
 
 def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, ticktext, gpu_names, title,
-                   shape, dims, dtype, bounds: bool = False) -> None:
-    """Axes, title, shared colour bar, legend, scenario caption and (with several GPUs) row labels."""
+                   shape, dims, dtype, bounds: bool = False, measured: str | None = None) -> None:
+    """Axes, title, shared colour bar, legend, scenario caption, the measured line (with ``--measured``) and
+    (with several GPUs) row labels."""
     radii, fuses = grid["radii"], grid["fuses"]
     for row_i in range(1, n_rows + 1):
         for col_i in range(1, 4):
@@ -396,7 +406,8 @@ def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, tickte
     where = f"on {gpu_names[0]}" if n_rows == 1 else f"on {n_rows} GPUs (one colour scale)"
     fig_title = title or (f"Where Tensor Cores pay off {where}: {shape_name} stencils, r = {_range_text(radii)}, "
                           f"t = {_range_text(fuses)} ({precision_note})")
-    top, bottom, left = 120, 150, (70 if n_rows == 1 else 120)
+    shift = 30 if measured else 0  # the measured marks' legend entries take a second legend line
+    top, bottom, left = 120, 150 + (70 if measured else 0), (70 if n_rows == 1 else 120)
     plot_w = 1500 - left - 110
     height = top + plot_h + bottom
     px = 1 / plot_h  # one pixel in paper coordinates (vertical)
@@ -424,8 +435,14 @@ def _finish_layout(fig, grid, n_rows, row_height, plot_h, half, tickvals, tickte
     names = [f"<b>{n}</b> {text}" for n, text in style.SCENARIO_NAMES.items()]
     caption = ("Scenario (the number in a cell):   " + "   ·   ".join(names[:2]) + "<br>"
                + "   ·   ".join(names[2:]))
-    fig.add_annotation(text=caption, xref="paper", yref="paper", x=0, y=-100 * px, xanchor="left",
+    fig.add_annotation(text=caption, xref="paper", yref="paper", x=0, y=-(100 + shift) * px, xanchor="left",
                        yanchor="top", showarrow=False, align="left", font=dict(size=13, color="#333"))
+    if measured:
+        import textwrap
+
+        fig.add_annotation(text="<br>".join(textwrap.wrap(measured, 190)), xref="paper", yref="paper", x=0,
+                           y=-(150 + shift) * px, xanchor="left", yanchor="top", showarrow=False, align="left",
+                           font=dict(size=13, color="#222"))
 
 
 def _axis_ref(fig: go.Figure, row: int, col: int, which: str) -> str:

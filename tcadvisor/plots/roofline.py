@@ -221,7 +221,7 @@ def _domain(fig: go.Figure, which: str, row, col) -> str:
 
 
 def roofline_of(stencil, dtype="double", gpu=None, fuse: int | None = None, max_fuse: int | None = None,
-                impls=None, alpha=None, title: str | None = None) -> go.Figure:
+                impls=None, alpha=None, title: str | None = None, measured=None) -> go.Figure:
     """The roofline of one query, from names or objects: what ``tcadvisor roofline`` draws.
 
     ``stencil``: a :class:`~tcadvisor.stencil.Stencil` or a name ('Box-2D1R') or
@@ -230,7 +230,7 @@ def roofline_of(stencil, dtype="double", gpu=None, fuse: int | None = None, max_
     ``impls``: profiles or names; ``alpha``: 'paper', 'constructed', a number or
     an :class:`~tcadvisor.advisor.AlphaChoice`.  Bad values raise the CLI's
     one-line :class:`~tcadvisor.errors.TcAdvisorError`.  The options and the
-    verdict are :func:`~tcadvisor.advisor.advise`'s.
+    verdict are :func:`~tcadvisor.advisor.advise`'s; ``measured`` as :func:`roofline_figure` takes it.
     """
     from ..advisor import DEFAULT_MAX_FUSE, advise
     from ..stencil import check_fuse
@@ -241,14 +241,17 @@ def roofline_of(stencil, dtype="double", gpu=None, fuse: int | None = None, max_
     max_fuse = check_fuse(DEFAULT_MAX_FUSE if max_fuse is None else max_fuse)
     advice = advise(stencil, dtype, gpu, fuse=fuse, impls=as_impls(impls), alpha=as_alpha(alpha), max_fuse=max_fuse,
                     model="base")  # the roofs are the paper's model's
-    return roofline_figure(advice, title=title)
+    return roofline_figure(advice, title=title, measured=measured)
 
 
-def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
+def roofline_figure(advice: Advice, title: str | None = None, measured=None) -> go.Figure:
     """Roofline of ``advice.gpu`` with the stencil's operating points and scenarios (``tcadvisor roofline``).
 
     ``advice`` is an :class:`~tcadvisor.advisor.Advice`; to start from a stencil
-    name, a dtype and a GPU name use :func:`roofline_of`.
+    name, a dtype and a GPU name use :func:`roofline_of`.  ``measured``, a recorded
+    run (validate's ``results.json``, a corpus CSV, or a
+    :class:`~tcadvisor.plots.measured.Measured`), adds its operating points of this
+    stencil, dtype, GPU and depths beside the predicted ones (``--measured``).
     """
     if not isinstance(advice, Advice):
         raise TcAdvisorError(f"roofline_figure expects the Advice of tcadvisor.advisor.advise(...), not "
@@ -259,15 +262,23 @@ def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
     if not avail:
         raise TcAdvisorError(f"no execution unit can run {advice.stencil.name} in {advice.dtype} on {gpu.name}, so "
                              "there is no roofline to draw: " + "; ".join(o.reason for o in options if o.reason))
+    over = None
+    if measured is not None:
+        from . import measured_roofline
+
+        over = measured_roofline.overlay(advice, measured)
+    shown = [o.intensity for o in avail] + ([p.intensity for p in over.points] if over else [])
     ceilings = ceilings_of(avail)
     B = gpu.bandwidth.value
-    grid = intensity_grid([o.intensity for o in avail], [ridge_point(B, c[2]) for c in ceilings])
+    grid = intensity_grid(shown, [ridge_point(B, c[2]) for c in ceilings])
     fig = go.Figure()
     ridges = [(style.UNIT_SHORT[c[0]] if len(ceilings) > 1 else UNIT_LABELS[c[0]], ridge_point(B, c[2]))
               for c in ceilings]
     add_bands(fig, ridges, grid[0], grid[-1])
     add_ceilings(fig, gpu, ceilings, grid)
     add_operating_points(fig, options)
+    if over is not None:
+        measured_roofline.draw(fig, over)
 
     notes = []
     for opt in options:
@@ -279,9 +290,14 @@ def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
     if verdict is not None:
         notes.append(f"<b>Best</b> over t = 1..{advice.max_fuse}: {verdict.label} ({verdict.impl.name}) at "
                      f"t = {verdict.fuse}, {_fmt(verdict.gstencils)} GStencils/s")
+    if over is not None:
+        notes += measured_roofline.notes(over)
     fuse = f"t = {advice.fuse}" if advice.fuse is not None else "each unit at its best t"
     head = title or f"Roofline of {gpu.name}: {advice.stencil.name}, {fuse}, {advice.dtype}"
     ymax = max(c[2] for c in ceilings) / TERA
+    ymin = float(roof(gpu.bandwidth.value, math.inf, grid[0])) / TERA
+    if over is not None:  # a measured point far below its roof stays in the picture
+        ymin = min([ymin] + [p.tflops / 2 for p in over.points])
     notes = ["<br>    ".join(textwrap.wrap(n, 150)) for n in notes]
     lines = sum(n.count("<br>") + 1 for n in notes)
     height = 640 + 22 * lines
@@ -294,7 +310,7 @@ def roofline_figure(advice: Advice, title: str | None = None) -> go.Figure:
                    range=[math.log10(grid[0]), math.log10(grid[-1])],
                    showline=True, linecolor="#444", mirror=True),
         yaxis=dict(type="log", title=style.AXIS_ATTAINABLE, dtick="D2", showline=True, linecolor="#444", mirror=True,
-                   range=[math.log10(roof(gpu.bandwidth.value, math.inf, grid[0]) / TERA), math.log10(ymax * 3)]),
+                   range=[math.log10(ymin), math.log10(ymax * 3)]),
         legend=dict(x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=12),
                     bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1),
         margin=dict(l=80, r=40, t=90, b=90 + 22 * lines),
