@@ -17,7 +17,8 @@ benchmarks/record_corpus.py), then through tcadvisor.validate.fitting:
 
 Writes models/fitted/refined-terms.yaml and validation/results/refined-fit-2026-11-26/ (crossval.md,
 crossval.json, predictions.csv), and stamps each corpus.json with the kernel fingerprint when its
-recorded kernel sources are today's.
+runs are provably today's kernels (stamp_corpus: the same sources, or the same CUDA sources and the same
+launches).
 """
 from __future__ import annotations
 
@@ -53,33 +54,69 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def stamp_corpus(folder: Path) -> str:
-    """Write today's kernel fingerprint into a corpus header whose recorded CUDA sources and plans are today's.
+def _raw_hash(rel: str) -> str | None:
+    path = ROOT / rel
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest() if path.exists() else None
 
-    The recorder hashes kernels/ and tcadvisor/gpu/; a Python module of tcadvisor/gpu/ that changed since (a
-    CPU-side helper) is listed in the header's note, so the stamp says what it vouches for."""
+
+def stamp_corpus(folder: Path) -> str:
+    """Write today's kernel fingerprint into a corpus header when the runs it holds are provably today's kernels.
+
+    Two checks vouch for that, and the header's ``kernel_fingerprint_note`` says which one did:
+
+    * *sources*: the CUDA sources and launch plans hashed at recording (``source_sha256``: kernels/ and
+      tcadvisor/gpu/plans.py) are byte-identical to today's; a Python module of tcadvisor/gpu/ that changed
+      since (a CPU-side helper) is listed in the note;
+    * *launches*: the CUDA sources (kernels/*.cu, *.cuh) are byte-identical, every other covered file but the
+      planner's (:data:`tcadvisor.validate.corpus.PLANNER_FILES`) has the fingerprint part recorded with the
+      corpus, and every recorded run's launch, read from the kernel's own description in corpus.csv, is today's
+      default plan (:func:`tcadvisor.validate.corpus.launches_changed`): the planner changed, what it launches
+      did not (e.g. its measured defaults moved into kernels/defaults.yaml).
+
+    A header already carrying today's fingerprint is left as it is; the fingerprint a header is re-stamped from
+    is kept as ``kernel_fingerprint_recorded``."""
+    from tcadvisor.validate.corpus import PLANNER_FILES, launches_changed, load_corpus
+
     head_path = folder / "corpus.json"
     head = json.loads(head_path.read_text())
-    if "kernel_fingerprint_note" not in head and head.get("kernel_fingerprint"):
-        return f"{folder}: recorded with fingerprint {head['kernel_fingerprint']}"  # record_corpus wrote it
+    today, parts = kernel_fingerprint(), fingerprint_parts()
+    if head.get("kernel_fingerprint") == today:
+        return f"{folder}: carries today's fingerprint {today}"
     recorded = head.get("source_sha256", {})
-    changed = []
-    for rel, digest in recorded.items():
-        path = ROOT / rel
-        now = hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest() if path.exists() else None
-        if now != digest:
-            changed.append(rel)
-    hard = [c for c in changed if c.startswith(KERNEL_SOURCES)]
-    if hard:
-        return f"{folder}: not stamped, kernel sources changed since it was recorded: {', '.join(hard)}"
-    head["kernel_fingerprint"] = kernel_fingerprint()
-    head["kernel_fingerprint_parts"] = fingerprint_parts()
-    head["kernel_fingerprint_note"] = (
-        "stamped by benchmarks/fit_refined.py: the CUDA sources and launch plans hashed at recording are today's"
-        + (f"; changed since, CPU-side Python only: {', '.join(changed)}" if changed else ""))
+    changed = [rel for rel, digest in recorded.items() if _raw_hash(rel) != digest]
+    if not [c for c in changed if c.startswith(KERNEL_SOURCES)]:
+        check = "sources"
+        note = ("the CUDA sources and launch plans hashed at recording are today's"
+                + (f"; changed since, CPU-side Python only: {', '.join(changed)}" if changed else ""))
+    else:
+        cuda = [rel for rel in changed if rel.startswith("kernels/") and rel.endswith((".cu", ".cuh"))]
+        then_parts = head.get("kernel_fingerprint_parts")
+        if cuda:
+            return f"{folder}: not stamped, CUDA sources changed since it was recorded: {', '.join(cuda)}"
+        if not isinstance(then_parts, dict):
+            return f"{folder}: not stamped, kernel sources changed and no kernel_fingerprint_parts to compare"
+        others = [p for p in sorted(set(parts) | set(then_parts))
+                  if p not in PLANNER_FILES and parts.get(p) != then_parts.get(p)]
+        if others:
+            return f"{folder}: not stamped, changed since it was recorded beside the planner: {', '.join(others)}"
+        rows = load_corpus(folder)[1]
+        moved = launches_changed(rows)
+        if moved:
+            return (f"{folder}: not stamped, {len(moved)} recorded launches are not today's default plans "
+                    f"(e.g. {moved[0]}): record it again")
+        planner = [p for p in PLANNER_FILES if parts.get(p) != then_parts.get(p)]
+        check = "launches"
+        note = (f"the CUDA sources are byte-identical to those recorded, every covered file but the planner's has its "
+                f"recorded fingerprint part, and all {sum(r['status'] == 'ok' for r in rows)} recorded runs' launches "
+                "(from the kernel's own description in corpus.csv) are today's default plans: compile-time constants, "
+                f"shared memory and block (tcadvisor.validate.corpus.launches_changed); changed since: "
+                f"{', '.join(planner)}")
+    head.setdefault("kernel_fingerprint_recorded", head.get("kernel_fingerprint"))
+    head["kernel_fingerprint"] = today
+    head["kernel_fingerprint_parts"] = parts
+    head["kernel_fingerprint_note"] = f"stamped by benchmarks/fit_refined.py ({check} check): {note}"
     head_path.write_text(json.dumps(head, indent=1, sort_keys=True) + "\n")
-    return f"{folder}: stamped {head['kernel_fingerprint']}" + (f" ({len(changed)} Python modules changed)"
-                                                                 if changed else "")
+    return f"{folder}: stamped {today} (the {check} check)"
 
 
 def repeat_noise(runs: list | None = None) -> dict:
@@ -152,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     (OUT / "crossval.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
     (OUT / "crossval.md").write_text(markdown(results, shipped_intervals))
     write_constants(shipped, shipped_intervals, results, {g: len(rs) for g, rs in runs.items()})
-    for g, (folder, _) in CORPORA.items():
+    for folder in dict.fromkeys([folder for folder, _ in CORPORA.values()] + list(REPEAT)):
         print(stamp_corpus(ROOT / folder))
     return 0
 

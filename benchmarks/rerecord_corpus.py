@@ -48,37 +48,16 @@ SELECTIONS = {
 #: Files whose change alters what a kernel runs (as benchmarks/fit_refined.py's KERNEL_SOURCES): a change outside
 #: the selection's files needs the whole corpus re-recorded.
 KERNEL_SOURCES = ("kernels/", "tcadvisor/gpu/plans.py")
-_KERNEL_OF = {"cuda_core": "cuda_cores", "tensor_core": "tensor_cores", "sparse_tensor_core": "sparse_tensor_cores"}
+#: Kept rows whose recorded launch is not today's default plan (tcadvisor.validate.corpus.launches_changed).
+plans_changed = corpus.launches_changed
 
 
 def changed_elsewhere(base_header: dict, covered: tuple[str, ...]) -> list[str]:
-    """Kernel sources outside the selection whose hash differs from the base's recording (must be none)."""
+    """Kernel sources outside the selection whose hash differs from the base's recording (must be none).  The
+    planner's files (:data:`tcadvisor.validate.corpus.PLANNER_FILES`) are judged by the kept launches instead."""
     then, now = base_header.get("source_sha256", {}), source_hashes()
-    return sorted(f for f in set(then) | set(now)
-                  if f.startswith(KERNEL_SOURCES) and f not in covered and then.get(f) != now.get(f))
-
-
-def plans_changed(rows: list[dict]) -> list[str]:
-    """Kept rows whose recorded launch (from the kernel's own description) is not today's default plan.
-
-    A selection's files may hold other kernels' plans too (tcadvisor/gpu/plans.py): every kept run must
-    still be what today's code launches, compile-time constants, shared memory and block alike."""
-    from tcadvisor import refinement
-    from tcadvisor.gpu import plans
-    from tcadvisor.mma import MmaShape
-
-    recorded = {"cuda_cores": plans.recorded_cuda_core_plan, "tensor_cores": plans.recorded_tensor_core_plan,
-                "sparse_tensor_cores": plans.recorded_sparse_tensor_core_plan}
-    out = []
-    for r in rows:
-        if r["status"] != "ok":
-            continue
-        st, kernel, t = corpus.stencil_from_row(r["stencil"], r["offsets"]), _KERNEL_OF[r["unit"]], int(r["fuse"])
-        today = refinement.plan_for(kernel, st, t, r["precision"], MmaShape.parse(r["mma"]) if r["mma"] else None)
-        then = recorded[kernel](st, t, r["precision"], r["kernel"])
-        if (today.defines, today.smem, today.block) != (then.defines, then.smem, then.block):
-            out.append(f"{r['stencil']} {r['unit']} {r['precision']} t={t}")
-    return out
+    return sorted(f for f in set(then) | set(now) if f.startswith(KERNEL_SOURCES) and f not in covered
+                  and f not in corpus.PLANNER_FILES and then.get(f) != now.get(f))
 
 
 def main() -> int:

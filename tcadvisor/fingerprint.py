@@ -16,13 +16,14 @@ can change the measured throughput:
   (the three stencil kernels, the header they inline, the ghost-layer refresh
   that runs inside every timed interval, the hold kernel launched before it, and
   ``calibrate.cu``, whose microbenchmarks measure the ceilings the fitted terms
-  are relative to), and ``kernels/compiled-resources.csv``, the compiler's register
-  reports from which the 3D CUDA-core planner picks tiles that do not spill;
+  are relative to), ``kernels/compiled-resources.csv``, the compiler's register
+  reports from which the 3D CUDA-core planner picks tiles that do not spill, and
+  ``kernels/defaults.yaml``, the kernels' measured defaults (the Tensor Core
+  kernels' memory knobs, the 3D radius-1 tiles, the 2D direct stores and kept
+  columns, ...), which the planner launches where no knob is given;
 * ``tcadvisor/gpu/plans.py``: every launch shape (threads, tiles, what lives in
-  registers or shared memory, the streamed-axis split) and the measured
-  defaults of the kernels — ``TC_DEFAULTS``, ``SPTC_L2_DEFAULTS``,
-  ``CC3D_DEFAULTS``, ``DIRECT_STORE_DEPTHS``, ``KEEP_COLUMNS_DEPTHS`` are
-  constants of this module, not data files;
+  registers or shared memory, the streamed-axis split), and
+  ``tcadvisor/gpu/defaults.py``, which reads the measured defaults;
 * the kernel modules that compile and launch a plan:
   ``tcadvisor/gpu/cuda_cores.py``, ``tensor_cores.py`` (the default MMA
   instruction, the fragment upload, the field pitch and the vector-load
@@ -75,13 +76,14 @@ SCHEME = "tcadvisor kernel fingerprint v1"
 LENGTH = 16
 #: The package modules covered, relative to the package (see the module docstring for why each).
 MODULES = (
-    "gpu/plans.py", "gpu/backend.py", "gpu/fields.py", "gpu/cuda_cores.py", "gpu/tensor_cores.py",
+    "gpu/plans.py", "gpu/defaults.py", "gpu/backend.py", "gpu/fields.py", "gpu/cuda_cores.py", "gpu/tensor_cores.py",
     "gpu/sparse_tensor_cores.py", "gpu/sparse_operands.py", "gpu/layouts.py", "gpu/dense16.py",
     "transforms/rowband.py", "transforms/spider.py",
 )
-#: CUDA sources in kernels/ (what the package compiles: the backend inlines local headers), and the compiler's
-#: reports the planner reads there (kernels/compiled-resources.csv: which tiles it launches).
-KERNEL_SUFFIXES = (".cu", ".cuh", ".csv")
+#: CUDA sources in kernels/ (what the package compiles: the backend inlines local headers), and what the planner
+#: reads there: the compiler's reports (kernels/compiled-resources.csv: which tiles it launches) and the measured
+#: defaults (kernels/defaults.yaml).
+KERNEL_SUFFIXES = (".cu", ".cuh", ".csv", ".yaml")
 #: The command that refits the refined model's constants (and records the fingerprint it was fitted for).
 REFIT_COMMAND = "python benchmarks/fit_refined.py"
 #: A covered file is source code of a few tens of kilobytes; anything far larger is not one.

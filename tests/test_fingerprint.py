@@ -50,21 +50,23 @@ def _changed(logical: str, text: str) -> str:
     if logical.startswith("models/"):
         return text + "\nmma: {fp64: [m8n8k4]}\n" if "\nmma:" not in text else text.replace("\nmma:", "\nmma:\n  fp8: [m16n8k32]", 1)
     return text + {".py": "_FINGERPRINT_TEST = 1\n", ".cu": "#define FINGERPRINT_TEST 1\n",
-                   ".cuh": "#define FINGERPRINT_TEST 1\n", ".csv": "cuda_cores_3d.cu,K_T=99,1,0\n"}[Path(logical).suffix]
+                   ".cuh": "#define FINGERPRINT_TEST 1\n", ".csv": "cuda_cores_3d.cu,K_T=99,1,0\n",
+                   ".yaml": "fingerprint_test: {source: validation/results, value: 1}\n"}[Path(logical).suffix]
 
 
 def test_covers_the_kernels_their_plans_operands_and_profiles():
     files = fingerprint.covered_files()
     for name in ("cuda_cores_1d.cu", "cuda_cores_2d.cu", "cuda_cores_3d.cu", "tensor_cores.cu",
                  "sparse_tensor_cores.cu", "l2_prefetch.cuh", "fields.cu", "hold.cu", "calibrate.cu",
-                 "compiled-resources.csv"):
+                 "compiled-resources.csv", "defaults.yaml"):
         assert f"kernels/{name}" in files
     # every CUDA source the package compiles is covered, and the compiler reports the planner reads
-    compiled = {p.name for p in data_dir("kernels").iterdir() if p.suffix in (".cu", ".cuh", ".csv")}
+    compiled = {p.name for p in data_dir("kernels").iterdir() if p.suffix in (".cu", ".cuh", ".csv", ".yaml")}
     assert {p.split("/", 1)[1] for p in files if p.startswith("kernels/")} == compiled
     assert {"models/tcadvisor-cc.yaml", "models/tcadvisor-tc.yaml", "models/tcadvisor-sptc.yaml"} <= set(files)
     assert "models/spider.yaml" not in files  # a profile without a kernel decides nothing that runs
-    assert "tcadvisor/gpu/plans.py" in files and "tcadvisor/gpu/runner.py" not in files
+    assert {"tcadvisor/gpu/plans.py", "tcadvisor/gpu/defaults.py"} <= set(files)
+    assert "tcadvisor/gpu/runner.py" not in files
     for module in fingerprint.MODULES:  # the list is not stale
         assert files[f"tcadvisor/{module}"].is_file()
 
@@ -98,12 +100,13 @@ def test_a_code_change_in_any_covered_file_changes_it_and_is_named(copy):
 
 def test_a_one_character_change_of_a_measured_default_changes_it(copy):
     fp = fingerprint.kernel_fingerprint()
-    plans = copy / "tcadvisor" / "gpu" / "plans.py"
-    text = plans.read_text()
-    assert '(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2})' in text
-    plans.write_text(text.replace('(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2})',
-                                  '(2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 3})'))
+    measured = copy / "kernels" / "defaults.yaml"
+    text = measured.read_text()
+    assert text.count("4: {mma: m16n8k16, l2_prefetch: 3}") == 1
+    measured.write_text(text.replace("4: {mma: m16n8k16, l2_prefetch: 3}", "4: {mma: m16n8k16, l2_prefetch: 4}"))
     assert fingerprint.kernel_fingerprint() != fp
+    measured.write_text("# a comment on the provenance\n" + text)  # a comment is not a default
+    assert fingerprint.kernel_fingerprint() == fp
 
 
 def test_line_endings_comments_and_trailing_blanks_do_not_change_it(copy):

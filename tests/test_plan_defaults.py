@@ -76,6 +76,141 @@ def test_the_default_plans_are_the_golden_ones():
     assert not differ, (len(differ), differ[:5], [(golden[k], now[k]) for k in differ[:2]])
 
 
+# --------------------------------------------------------------------------- kernels/defaults.yaml
+
+
+def test_every_measured_default_names_a_results_folder_of_the_repository():
+    from tcadvisor.data import data_dir
+    from tcadvisor.gpu import defaults
+
+    assert defaults.checkout_root(data_dir("kernels")) == defaults.Path(ROOT).resolve()
+    measured = defaults.measured()
+    assert set(measured.sources) == set(defaults.ENTRIES)
+    for entry, folders in measured.sources.items():
+        assert folders and all(os.path.isdir(os.path.join(ROOT, f)) for f in folders), (entry, folders)
+
+
+def _copy(tmp_path, edit):
+    from tcadvisor.data import data_dir
+
+    text = (data_dir("kernels") / "defaults.yaml").read_text()
+    path = tmp_path / "defaults.yaml"
+    path.write_text(edit(text))
+    return path
+
+
+def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp_path):
+    from tcadvisor.errors import TcAdvisorError
+    from tcadvisor.gpu import defaults
+
+    path = _copy(tmp_path, lambda t: t.replace("h100-sxm-2026-11-24/sptc-l2", "h100-sxm-2026-11-24/sptc-l3"))
+    with pytest.raises(TcAdvisorError, match=r"sparse_tensor_cores_l2_prefetch\.source names "
+                                             r"validation/results/h100-sxm-2026-11-24/sptc-l3, which is not a folder"):
+        defaults.load(path, defaults.Path(ROOT))
+    assert defaults.load(path).sptc_l2 == defaults.measured().sptc_l2  # a wheel has no results to check against
+    outside = _copy(tmp_path, lambda t: t.replace("source: validation/results/h100-sxm-2026-11-24/sptc-l2",
+                                                  "source: ../elsewhere"))
+    with pytest.raises(TcAdvisorError, match="a results folder under validation/results/"):
+        defaults.load(outside)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("5: {mma: m16n8k4, weights_shared: true, prefetch: 1}", "5: {mma: m16n8k4, weights_shared: 1, prefetch: 1}",
+     r"tensor_cores\.value\.2\.fp64\.5\.weights_shared is 1; expected true or false"),
+    ("1: {mma: m16n8k4, l2_prefetch: 1}", "1: {mma: m16x8, l2_prefetch: 1}", "expected an MMA instruction"),
+    ("1: {mma: m16n8k4, l2_prefetch: 1}", "1: {mma: m16n8k4, l2_prefetch: 1, stages: 2}", "key 'stages'"),
+    ("      1: [2, 130, 24, 2, 2]", "      1: [2, 130, 24, 2]", "expected \\[v, cols, rows"),
+    ("  value: {fp64: 7, fp32: 8}", "  value: {fp64: 7, fp16: 8}", "one_row_from.value key 'fp16'"),
+    ("tile1d_staged:\n  source: validation/results/h100-sxm-2026-11-26/cc1d-stage\n  value: true\n", "",
+     "no tile1d_staged"),
+])
+def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
+    from tcadvisor.errors import TcAdvisorError
+    from tcadvisor.gpu import defaults
+
+    path = _copy(tmp_path, lambda t: t.replace(old, new, 1) if old in t else pytest.fail(old))
+    with pytest.raises(TcAdvisorError, match=message) as err:
+        defaults.load(path)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_the_old_names_of_the_tables_still_answer():
+    from tcadvisor.gpu import plans
+
+    assert plans.TC_DEFAULTS[2, "fp64", 4] == ("m16n8k16", {"l2_prefetch": 3})
+    assert plans.CC3D_DEFAULTS["fp32", 4] == (2, 64, 48, 4, 1) and plans.ASYNC_FROM_FP64_R1 == 4
+    assert plans.DIRECT_STORE_DEPTHS["fp64", "box", 2] == (4, 8) and plans.TILE1D_V == {"fp64": 8, "fp32": 16}
+    with pytest.raises(AttributeError):
+        plans.NO_SUCH_TABLE
+
+
+# --------------------------------------------------------------------------- corpora re-stamped by their launches
+
+CORPUS = os.path.join(ROOT, "validation", "results", "h100-sxm-2026-11-26", "corpus")
+
+
+def _fit_refined():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fit_refined", os.path.join(ROOT, "benchmarks", "fit_refined.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def corpus_copy(tmp_path):
+    import shutil
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("corpus.json", "corpus.csv"):
+        shutil.copy(os.path.join(CORPUS, name), folder / name)
+    head = json.loads((folder / "corpus.json").read_text())
+    head["kernel_fingerprint"] = "0123456789abcdef"  # recorded for other kernels (or for these, before a move)
+    for key in ("kernel_fingerprint_recorded", "kernel_fingerprint_note"):  # as record_corpus.py writes a header
+        head.pop(key, None)
+    (folder / "corpus.json").write_text(json.dumps(head))
+    return folder
+
+
+def test_recorded_launches_are_todays_plans():
+    from tcadvisor.validate.corpus import launches_changed, load_corpus
+
+    rows = load_corpus(CORPUS)[1]
+    assert rows and launches_changed(rows) == []
+
+
+def test_a_corpus_is_restamped_when_its_cuda_sources_and_launches_are_todays(corpus_copy):
+    from tcadvisor.fingerprint import kernel_fingerprint
+
+    said = _fit_refined().stamp_corpus(corpus_copy)
+    head = json.loads((corpus_copy / "corpus.json").read_text())
+    if "the sources check" in said:  # nothing of the planner changed since the recording
+        return
+    assert "the launches check" in said, said
+    assert head["kernel_fingerprint"] == kernel_fingerprint()
+    assert head["kernel_fingerprint_recorded"] == "0123456789abcdef"
+    assert "launches check" in head["kernel_fingerprint_note"] and "938 recorded runs" in head["kernel_fingerprint_note"]
+
+
+def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
+    fit = _fit_refined()
+    csv_path = corpus_copy / "corpus.csv"
+    text = csv_path.read_text()
+    assert "weights in L1, prefetch 1" in text
+    csv_path.write_text(text.replace("weights in L1, prefetch 1", "weights in L1, prefetch 0", 1))
+    said = fit.stamp_corpus(corpus_copy)
+    if "the sources check" in said:
+        return
+    assert "not stamped" in said and "recorded launches are not today's default plans" in said, said
+    head = json.loads((corpus_copy / "corpus.json").read_text())
+    head["source_sha256"]["kernels/tensor_cores.cu"] = "0" * 64
+    (corpus_copy / "corpus.json").write_text(json.dumps(head))
+    assert "CUDA sources changed since it was recorded: kernels/tensor_cores.cu" in fit.stamp_corpus(corpus_copy)
+    assert json.loads((corpus_copy / "corpus.json").read_text())["kernel_fingerprint"] == "0123456789abcdef"
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit("usage: python tests/test_plan_defaults.py --write  (rewrites tests/data/plans-golden.json)")

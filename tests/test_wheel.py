@@ -55,7 +55,7 @@ def _expected_data() -> set[str]:
     """The data files the package reads, as the repository holds them today (a new spec or suite is covered)."""
     want = set()
     for directory, patterns in (("hwspecs", ("*.yaml",)), ("models", ("*.yaml", "fitted/*.yaml")),
-                                ("kernels", ("*.cu", "*.cuh")), ("validation/suites", ("*.yaml",))):
+                                ("kernels", ("*.cu", "*.cuh", "*.csv", "*.yaml")), ("validation/suites", ("*.yaml",))):
         for pattern in patterns:
             want |= {DATA + p.relative_to(ROOT).as_posix() for p in (ROOT / directory).glob(pattern)}
     return want
@@ -120,6 +120,13 @@ def test_suites_and_kernels_from_the_unpacked_wheel(unpacked, tmp_path):
     from tcadvisor.fingerprint import kernel_fingerprint
 
     assert proc.stdout.strip() == kernel_fingerprint()
+    # the planner reads the measured defaults from the wheel's kernels/defaults.yaml, whose sources (recorded runs)
+    # the wheel does not ship: they are checked in a checkout only
+    proc = _run_unpacked(unpacked, tmp_path, "-c",
+                         "from tcadvisor.gpu import defaults, plans; from tcadvisor.data import data_dir; "
+                         "print(defaults.checkout_root(data_dir('kernels'))); print(plans.TC_DEFAULTS[2, 'fp64', 2])")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["None", "('m16n8k4', {'l2_prefetch': 2})"], proc.stdout
 
 
 def test_the_summary_tool_says_the_wheel_has_no_results(unpacked, tmp_path):

@@ -32,70 +32,22 @@ from ..errors import TcAdvisorError
 from ..hardware_spec import Multiprocessors
 from ..mma import MmaShape
 from ..stencil import Stencil
+from . import defaults
 
 #: Grids whose two fields exceed the 50 MB L2 of an H100 several times over in every precision: what
 #: ``tcadvisor run`` and the validation suites time by default, and what the refined model assumes.
 DEFAULT_GRIDS = {1: (2**27,), 2: (10240, 10240), 3: (512, 512, 512)}
 #: Pending partial sums a CUDA-core thread may keep per launch before columns per thread are reduced
-#: (3D kernel, and 2D in FP64).  2D counts 32-bit words instead (:data:`PEND_WORDS_2D`).
+#: (3D kernel).  2D counts 32-bit words instead (``pending_words_2d`` of kernels/defaults.yaml).
 PEND_LIMIT = 64
-#: 32-bit registers of pending partial sums a 2D CUDA-core thread may keep: 64 doubles, or 128 floats,
-#: which the FP32 wide strips of deep fusion need (4 columns x 2r x t; the deep-fusion scan,
-#: validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv, ran them at t = 8..14: 128-181
-#: registers, no spill, 1230-1341 GStencils/s where 2 columns reached 940-1075).
-PEND_WORDS_2D = 128
 #: Rows each 1D/2D CUDA-core block advances per iteration (input rows in flight per block).
 DEFAULT_ROWS_PER_ITER = 2
-#: One row per iteration from this depth on (FP64 / FP32), where the t + 1 buffered steps make shared memory
-#: the limit on resident warps (validation/results/h100-sxm-2026-11-23/kernels/tuning-cc-deep.csv: Box-2D1R
-#: double t = 13 695 vs 417 GStencils/s, t = 7 736 vs 652; float t = 8 1159 vs 956); FP32 also takes the wide
-#: strips from that depth.
-ONE_ROW_FROM = {"fp64": 7, "fp32": 8}
-#: 3D CUDA-core kernel, radius-1 stencils: the measured best configuration of the H100 scans per precision and
-#: depth, as (columns per thread v, tile columns, tile rows, rows per thread, input planes in flight), rows trimmed
-#: per step in every one (Box-3D1R on 512^3, every configuration checked against the float64 reference:
-#: validation/results/h100-sxm-2026-11-24/cc3d-wide/ and cc3d-focus/).  Tile columns and rows of 64 + 2t or
-#: 128 + 2t give 64 or 128 outputs, which tile power-of-two grids without a partly empty last tile.  Other radii
-#: and deeper fusion keep the rule below (v = 4 halved until the pending sums fit, 64 columns, 16 or 32 rows).
-CC3D_DEFAULTS = {
-    ("fp64", 1): (2, 130, 24, 2, 2), ("fp64", 2): (4, 68, 36, 2, 1), ("fp64", 3): (4, 64, 24, 1, 1),
-    ("fp64", 4): (4, 64, 32, 2, 1), ("fp64", 5): (4, 64, 24, 1, 2), ("fp64", 6): (4, 64, 24, 1, 2),
-    ("fp64", 7): (4, 64, 16, 1, 2),
-    ("fp32", 1): (2, 130, 18, 2, 2), ("fp32", 2): (4, 68, 36, 2, 1), ("fp32", 3): (2, 64, 30, 3, 1),
-    ("fp32", 4): (2, 64, 48, 4, 1), ("fp32", 5): (2, 74, 42, 2, 1), ("fp32", 6): (2, 64, 40, 2, 2),
-    ("fp32", 7): (2, 78, 30, 2, 2),
-}
-#: 2D CUDA-core kernel: the next input rows are copied into shared memory by cp.async (instead of through
-#: registers, whose loads the compiler sinks towards the end of the iteration) in FP64 with a row radius of 1
-#: from this depth on: Box-2D1R and Star-2D1R at t = 1..16 on the H100, both ways in one run, gained at every
-#: t >= 4 (by 1-35 %) and were within 3.1 % either way below; FP32 lost at its best depths, radius 2 lost
-#: (validation/results/h100-sxm-2026-11-24/cc-async/).
-ASYNC_FROM_FP64_R1 = 4
-#: 2D CUDA-core kernel, FP64: depths at which 512-column strips measured faster than 256 with the copies above
-#: (Box-2D1R t = 9: 844 vs 783, t = 12: 894 vs 845 GStencils/s; Star-2D1R was slower with them, so box only).
-WIDE_STRIPS_FP64_BOX_R1 = (9, 12)
-#: 2D CUDA-core kernel: depths at which storing the last step's rows from registers (K_DIRECT) measured
-#: faster than staging them in shared memory, per (precision, shape, radius), both ways in one H100 run at
-#: the defaults otherwise (validation/results/h100-sxm-2026-11-24/cc-direct/).  The gains and losses jump
-#: with the depth (the compiler's register allocation and the occupancy it leaves), so the measured set is
-#: kept as it is; depths and stencils not measured stage in shared memory as before.
-DIRECT_STORE_DEPTHS = {
-    ("fp64", "box", 1): (5, 6, 7, 8, 11, 12, 13, 15, 16), ("fp64", "star", 1): (5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16),
-    ("fp32", "box", 1): (6, 12, 14, 15), ("fp32", "star", 1): (6, 10, 12, 14, 15, 16),
-    ("fp64", "box", 2): (4, 8), ("fp32", "box", 2): (4, 6, 8), ("fp64", "box", 3): (2, 5), ("fp32", "box", 3): (2, 5),
-}
-#: 2D CUDA-core kernel: depths at which keeping each step's own columns in registers (K_KEEP, the next step
-#: reads only its halo columns from shared memory) measured faster by more than 1.5 % than the defaults otherwise,
-#: both ways in one H100 run (validation/results/h100-sxm-2026-11-24/cc-keep/, 120 configurations): Box-2D1R
-#: FP32 t = 15 1553 -> 1760, FP64 t = 11 859 -> 973, Star-2D1R FP64 t = 11 992 -> 1123 GStencils/s.  Where it lost
-#: (Box-2D1R FP64 t = 12 with its 512-column strips: 908 -> 793; FP32 t = 8-10, 13, 16) the extra (t - 1)·V
-#: registers cost resident warps; the measured set is kept as it is, like DIRECT_STORE_DEPTHS.
-KEEP_COLUMNS_DEPTHS = {
-    ("fp64", "box", 1): (6, 7, 8, 9, 10, 11, 13, 14, 15, 16),
-    ("fp64", "star", 1): (6, 8, 9, 10, 11, 12, 13, 14, 15, 16),
-    ("fp32", "box", 1): (6, 7, 11, 12, 14, 15), ("fp32", "star", 1): (6, 7, 9, 10, 11, 12, 14, 15, 16),
-    ("fp64", "box", 2): (8,), ("fp32", "box", 2): (3, 4, 6, 8), ("fp64", "box", 3): (2, 5), ("fp32", "box", 3): (5,),
-}
+
+# The measured defaults (one row per iteration from a depth on, the cp.async copies, wide strips, direct stores,
+# kept columns, the 3D radius-1 tiles, the Tensor Core kernels' memory knobs, the 1D tile), each with the results
+# folder it was measured in, are data: kernels/defaults.yaml, read once by tcadvisor.gpu.defaults.measured().
+# The planner's rules in this module apply where that file has no entry for a configuration.
+
 #: Dense Tensor Core kernel: weight fragments stay in registers up to this many per lane (else read from L1).
 B_REG_LIMIT = 40
 #: Kernel rows (dense) or lines (sparse) the Tensor Core kernels' compile-time masks hold: K_ROWMASK /
@@ -108,57 +60,6 @@ MASK_BITS = 128
 #: 99 KiB, sm_80: 163, sm_90: 227); beyond (3D FP64 at r·t = 5: 151-242 KiB) they are read from L1.  Every
 #: configuration of r·t ≤ 4 stays below (3D FP64 r·t = 4: 81 KiB).
 B_SMEM_LIMIT = 99 * 1024
-#: Dense Tensor Core kernel: the measured best memory knobs per (dimensions, precision, fused radius R), with
-#: the MMA shape they were measured with (the default shape; another shape takes the rule in
-#: :func:`plan_tensor_cores`).  Knobs: weight fragments in shared memory instead of registers or L1
-#: (``weights_shared``), slices of A fragments loaded ahead (``prefetch``; absent: the register rule), slices
-#: prefetched into L2 (``l2_prefetch``), warps per block (``warps``; absent: 4).  From two scans on the H100,
-#: every configuration against the defaults of the time in the same run and checked against the float64
-#: reference (validation/results/h100-sxm-2026-11-24/tc-mem/, tc-mem2/): the L2 prefetch took Box-2D1R FP64
-#: x3 from 443.6 to 501.9 GStencils/s, shared-memory weights FP64 x5..x8 by 28-45 % and Box-3D1R FP64 x2 from
-#: 134.4 to 158.0.  Where a simpler setting measured within 1.5 % of the best, the simpler one is kept (2D FP64
-#: R = 1, 2D FP16 R = 5, 6, 3D FP16 R = 3); an empty entry keeps the plain kernel (the knobs lost there).
-#: BF16 runs the FP16 code but for one conversion and takes its entries (R = 4 measured: 1800.5 with them,
-#: 1644.6 without).
-TC_DEFAULTS = {
-    (2, "fp64", 1): ("m16n8k4", {}), (2, "fp64", 2): ("m16n8k4", {"l2_prefetch": 2}),
-    (2, "fp64", 3): ("m16n8k16", {"l2_prefetch": 2}), (2, "fp64", 4): ("m16n8k16", {"l2_prefetch": 3}),
-    (2, "fp64", 5): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
-    (2, "fp64", 6): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
-    (2, "fp64", 7): ("m16n8k8", {"weights_shared": True, "prefetch": 1}),
-    (2, "fp64", 8): ("m16n8k8", {"weights_shared": True, "prefetch": 1}),
-    (2, "tf32", 1): ("m16n8k4", {"l2_prefetch": 1}), (2, "tf32", 2): ("m16n8k4", {"l2_prefetch": 2}),
-    (2, "tf32", 3): ("m16n8k8", {"l2_prefetch": 2}), (2, "tf32", 4): ("m16n8k8", {"l2_prefetch": 2}),
-    (2, "tf32", 5): ("m16n8k4", {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}),
-    (2, "tf32", 6): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
-    (2, "tf32", 7): ("m16n8k8", {"weights_shared": True, "prefetch": 1, "l2_prefetch": 2}),
-    (2, "fp16", 1): ("m16n8k16", {}), (2, "fp16", 2): ("m16n8k16", {}),
-    (2, "fp16", 3): ("m16n8k16", {"l2_prefetch": 2}), (2, "fp16", 4): ("m16n8k16", {"l2_prefetch": 2}),
-    (2, "fp16", 5): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
-    (2, "fp16", 6): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
-    (2, "fp16", 7): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
-    (3, "fp64", 1): ("m16n8k4", {"l2_prefetch": 2}),
-    (3, "fp64", 2): ("m16n8k4", {"weights_shared": True, "prefetch": 1}),
-    (3, "fp64", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 0}),
-    (3, "tf32", 1): ("m16n8k4", {}), (3, "tf32", 2): ("m16n8k4", {}),
-    (3, "tf32", 3): ("m16n8k8", {"weights_shared": True, "prefetch": 0, "warps": 8, "l2_prefetch": 2}),
-    (3, "fp16", 1): ("m16n8k16", {}),
-    (3, "fp16", 2): ("m16n8k16", {"weights_shared": True, "prefetch": 1, "warps": 8}),
-    (3, "fp16", 3): ("m16n8k16", {"weights_shared": True, "prefetch": 1}),
-}
-#: Sparse Tensor Core kernel: input slices prefetched into L2 ahead of use (``l2_prefetch``) per (dimensions,
-#: precision, fused radius R), the measured best of a scan of 0-4 slices against none in the same H100 run, every
-#: configuration checked against the float64 reference (validation/results/h100-sxm-2026-11-24/sptc-l2/):
-#: TF32 in 2D gained at every R = 1..7 (Box-2D1R x3 702 -> 828, x5 910 -> 1098 GStencils/s), FP16 at R = 4..6
-#: (2-6 %), 3D FP16 at R = 1 and 3 (2-4 %).  Keys not listed, and those where the prefetch lost or stayed within
-#: 1.5 % (FP16 R = 1..3 and 7 in 2D, TF32 in 3D), prefetch nothing.  BF16 takes FP16's entries, as in
-#: :data:`TC_DEFAULTS` (BF16 measured at every R in 2D: within 1 % of FP16 with the same distance).
-SPTC_L2_DEFAULTS = {
-    (2, "tf32", 1): 3, (2, "tf32", 2): 3, (2, "tf32", 3): 4, (2, "tf32", 4): 3, (2, "tf32", 5): 3,
-    (2, "tf32", 6): 4, (2, "tf32", 7): 3,
-    (2, "fp16", 4): 4, (2, "fp16", 5): 4, (2, "fp16", 6): 4,
-    (3, "fp16", 1): 2, (3, "fp16", 3): 1,
-}
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
@@ -167,6 +68,22 @@ A_REG_LIMIT = 160
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 #: 32-bit registers per value held: 2 for FP64, 1 otherwise.
 _WORDS = {"fp64": 2, "fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1}
+
+
+#: The names the measured defaults had as constants of this module -> how :class:`defaults.MeasuredDefaults`
+#: holds them (the values are the same, read from kernels/defaults.yaml when first asked for).
+_MEASURED_NAMES = {"TC_DEFAULTS": "tc", "SPTC_L2_DEFAULTS": "sptc_l2", "CC3D_DEFAULTS": "cc3d",
+                   "DIRECT_STORE_DEPTHS": "direct_store_depths", "KEEP_COLUMNS_DEPTHS": "keep_columns_depths",
+                   "WIDE_STRIPS_FP64_BOX_R1": "wide_strips_fp64_box_r1", "ONE_ROW_FROM": "one_row_from",
+                   "ASYNC_FROM_FP64_R1": "async_from_fp64_r1", "PEND_WORDS_2D": "pend_words_2d",
+                   "TILE1D_THREADS": "tile1d_threads", "TILE1D_V": "tile1d_v", "TILE1D_MAX_V": "tile1d_max_v",
+                   "TILE1D_STAGE": "tile1d_stage"}
+
+
+def __getattr__(name: str):
+    if name in _MEASURED_NAMES:
+        return getattr(defaults.measured(), _MEASURED_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _round_up(x: int, m: int) -> int:
@@ -416,7 +333,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
     per thread keep enough blocks resident; wide ones pay off at deep fusion);
     ``async_copy`` copies the next input rows into shared memory with cp.async
-    instead of through registers (1D/2D only; default :data:`ASYNC_FROM_FP64_R1`);
+    instead of through registers (1D/2D only; default: ``async_from_fp64_r1`` of kernels/defaults.yaml);
     ``direct_store`` writes the last step's rows to global memory from registers
     instead of staging them in shared memory (1D/2D only); ``keep_columns`` keeps each step's own
     outputs in registers for the next step, which then reads only its halo columns from shared memory
@@ -426,7 +343,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     output, ``prefetch`` input planes are in flight per thread, each thread owns
     ``rows_per_thread`` adjacent rows (by = rows / rows_per_thread threads along y;
     fewer shared-memory loads per FMA) (3D only).  A 3D plan asked for with no
-    knob at all takes :data:`CC3D_DEFAULTS` where it has an entry; a knob given
+    knob at all takes ``cc3d_radius1`` of kernels/defaults.yaml where it has an entry; a knob given
     leaves the others at their plain defaults (no trimming, one plane in flight,
     one row per thread), so that a scan varies one thing at a time.
     """
@@ -466,9 +383,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     words = _WORDS[precision]
     if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
         raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
-    if (stencil.dims == 3 and r == 1 and (precision, t) in CC3D_DEFAULTS
+    measured = defaults.measured()
+    if (stencil.dims == 3 and r == 1 and (precision, t) in measured.cc3d
             and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))):
-        v, cols, rows, rows_per_thread, prefetch = CC3D_DEFAULTS[precision, t]
+        v, cols, rows, rows_per_thread, prefetch = measured.cc3d[precision, t]
         trap = True
         from_table = True
     else:
@@ -485,21 +403,22 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError(f"rows_per_thread = {rows_per_thread}: the 3D CUDA-core kernel gives a thread 1 to 4 rows")
     if stencil.dims <= 2:
         ry = r if stencil.dims == 2 else 0
-        dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < ONE_ROW_FROM["fp32"] else (4, 1024))
+        dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < measured.one_row_from["fp32"]
+                                                        else (4, 1024))
         if (precision == "fp64" and stencil.shape == "box" and stencil.dims == 2 and r == 1
-                and t in WIDE_STRIPS_FP64_BOX_R1):
+                and t in measured.wide_strips_fp64_box_r1):
             dcols = 512
         if async_copy is None:
-            async_copy = precision == "fp64" and ry == 1 and t >= ASYNC_FROM_FP64_R1
+            async_copy = precision == "fp64" and ry == 1 and t >= measured.async_from_fp64_r1
         if direct_store is None:
-            direct_store = stencil.dims == 2 and t in DIRECT_STORE_DEPTHS.get((precision, stencil.shape, r), ())
+            direct_store = stencil.dims == 2 and t in measured.direct_store_depths.get((precision, stencil.shape, r), ())
         direct_store = bool(direct_store)
         if keep_columns is None:
-            keep_columns = stencil.dims == 2 and t in KEEP_COLUMNS_DEPTHS.get((precision, stencil.shape, r), ())
+            keep_columns = stencil.dims == 2 and t in measured.keep_columns_depths.get((precision, stencil.shape, r), ())
         keep_columns = bool(keep_columns)
         if v is None:
             v = dv
-            while v > 1 and t * 2 * ry * v * words > PEND_WORDS_2D:
+            while v > 1 and t * 2 * ry * v * words > measured.pend_words_2d:
                 v //= 2
         if cols is None:
             cols = dcols * v // dv
@@ -507,7 +426,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                 cols *= 2
         nt = min(cols // v, 1024)
         if rows_per_iter is None:
-            rows_per_iter = 1 if t >= ONE_ROW_FROM.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
+            rows_per_iter = 1 if t >= measured.one_row_from.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
         nr = rows_per_iter
         cols = nt * v
         txo = cols - 2 * halo
@@ -560,14 +479,6 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                                "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K})
 
 
-#: 1D CUDA-core kernel (kernels/cuda_cores_1d.cu): threads per block, and points per thread by precision.  A
-#: tile is NT·V points; the points per thread are doubled (up to :data:`TILE1D_MAX_V`) while the halo 2·r·t
-#: would take more than a quarter of the tile.
-TILE1D_THREADS = 256
-TILE1D_V = {"fp64": 8, "fp32": 16}
-TILE1D_MAX_V = 32
-#: 1D CUDA-core kernel: tiles staged through shared memory (coalesced global loads and stores).
-TILE1D_STAGE = True
 #: Static shared memory a CUDA block may declare (48 KiB; more needs dynamic shared memory).
 STATIC_SMEM_LIMIT = 48 * 1024
 
@@ -590,7 +501,7 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     rounded down to whole vectors.
     Every point of a tile is updated t times (the shrinking valid part is not trimmed), so a sweep
     executes ``tile / outputs`` times the useful FLOPs.  ``stage`` moves the tile through shared memory on its
-    way in and out, so that global loads and stores are coalesced (default :data:`TILE1D_STAGE`).
+    way in and out, so that global loads and stores are coalesced (default: ``tile1d_staged`` of kernels/defaults.yaml).
     """
     r, t = stencil.radius, int(fuse)
     halo = r * t
@@ -600,19 +511,20 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     if r > 31:
         raise TcAdvisorError(f"{stencil.name}: radius {r} is too large for the 1D CUDA-core kernel's 64-bit tap "
                              "mask (at most 31)")
-    stage = TILE1D_STAGE if stage is None else bool(stage)
+    measured = defaults.measured()
+    stage = measured.tile1d_stage if stage is None else bool(stage)
 
     def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and stage[NT][V + VEC]
         return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
 
     if v is None:
-        v = TILE1D_V[precision]
-        nt0 = TILE1D_THREADS if cols is None else max(1, cols // v)
-        while ((2 * halo * 4 > nt0 * v or v < r) and v < TILE1D_MAX_V
+        v = measured.tile1d_v[precision]
+        nt0 = measured.tile1d_threads if cols is None else max(1, cols // v)
+        while ((2 * halo * 4 > nt0 * v or v < r) and v < measured.tile1d_max_v
                and static_smem(2 * v, nt0) <= STATIC_SMEM_LIMIT):
             v *= 2
     if cols is None:
-        nt = TILE1D_THREADS
+        nt = measured.tile1d_threads
         while static_smem(v, nt) > STATIC_SMEM_LIMIT and nt > 64:  # wide stencils: the edges take R per thread
             nt //= 2
         cols = nt * v
@@ -694,9 +606,9 @@ def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols:
 
 
 def cc3d_generic_tile(stencil: Stencil, t: int, precision: str) -> tuple[int, int, int] | None:
-    """(v, cols, rows) the generic 3D rule starts from, or None where :data:`CC3D_DEFAULTS` decides."""
+    """(v, cols, rows) the generic 3D rule starts from, or None where ``cc3d_radius1`` of kernels/defaults.yaml decides."""
     r = stencil.radius
-    if r == 1 and (precision, t) in CC3D_DEFAULTS:
+    if r == 1 and (precision, t) in defaults.measured().cc3d:
         return None
     v = 4
     while v > 1 and t * 2 * r * v > PEND_LIMIT:
@@ -911,7 +823,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     ``weights_shared``: weight fragments copied into shared memory per block and read before each
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
 
-    With no knob given, the measured best of :data:`TC_DEFAULTS` applies where it has an entry for this
+    With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
     (while a block's copy fits :data:`B_SMEM_LIMIT`, else L1), and 2D kernels of fused radius 3 or more
     with weights in registers prefetch 2 slices into L2 (the rule those scans followed everywhere they
@@ -935,7 +847,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
     if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared)):
-        entry = TC_DEFAULTS.get((d, "fp16" if precision == "bf16" else precision, R))
+        entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
         else:
@@ -1003,7 +915,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     the bound; 1 in 3D beyond 64 lines, where 2 spill), FP16/BF16 with fragments read from L1 (fewer
     registers, more resident warps) and 1 slice.
     ``l2_prefetch``: input slices ahead whose rows the warp asks the L2 for (0: none), as in the dense kernel;
-    with no knob given, :data:`SPTC_L2_DEFAULTS`.
+    with no knob given, ``sparse_tensor_cores_l2_prefetch`` of kernels/defaults.yaml.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -1018,7 +930,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     kc = chunks(precision)
     a_regs = lines * kc * 5
     if l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll)) and (warps, min_blocks) == (4, 1):
-        l2_prefetch = SPTC_L2_DEFAULTS.get((d, "fp16" if precision == "bf16" else precision, R), 0)
+        l2_prefetch = defaults.measured().sptc_l2.get((d, "fp16" if precision == "bf16" else precision, R), 0)
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
     aregs = bool(aregs)

@@ -346,3 +346,39 @@ def load_corpus(folder: Path) -> tuple[dict, list[dict]]:
                 row[key] = float(row[key]) if row.get(key) not in (None, "") else math.nan
             rows.append(row)
     return header, rows
+
+
+#: The files that decide a launch and nothing else (the planner, its measured defaults, the compiler reports it
+#: picks 3D tiles by): where only these changed since a corpus was recorded, :func:`launches_changed` tells
+#: whether its runs are still today's kernels.
+PLANNER_FILES = ("kernels/compiled-resources.csv", "kernels/defaults.yaml", "tcadvisor/gpu/defaults.py",
+                 "tcadvisor/gpu/plans.py")
+
+
+def launches_changed(rows: list[dict]) -> list[str]:
+    """The recorded runs whose launch is not today's default plan (empty: every run is what today's code launches).
+
+    A run's launch is read from the kernel's own description of itself, kept in every row
+    (:func:`tcadvisor.gpu.plans.recorded_cuda_core_plan` and its Tensor Core siblings), and compared with
+    today's default plan (:func:`tcadvisor.refinement.plan_for`) by compile-time constants, shared memory
+    and block.  With the CUDA sources unchanged, equal launches mean the run timed today's kernel: a
+    change of the planner or of its measured defaults that this finds nothing for did not change what ran.
+    Rows that failed are skipped (they timed nothing)."""
+    from .. import refinement
+    from ..gpu import plans
+    from ..impls import find_impl
+    from ..mma import MmaShape
+
+    recorded = {"cuda_cores": plans.recorded_cuda_core_plan, "tensor_cores": plans.recorded_tensor_core_plan,
+                "sparse_tensor_cores": plans.recorded_sparse_tensor_core_plan}
+    out = []
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        st, t = stencil_from_row(r["stencil"], r["offsets"]), int(r["fuse"])
+        kernel = find_impl(PROFILES[r["unit"]]).kernel
+        today = refinement.plan_for(kernel, st, t, r["precision"], MmaShape.parse(r["mma"]) if r["mma"] else None)
+        then = recorded[kernel](st, t, r["precision"], r["kernel"])
+        if (today.defines, today.smem, today.block) != (then.defines, then.smem, then.block):
+            out.append(f"{r['stencil']} {r['unit']} {r['precision']} t={t}")
+    return out

@@ -1,0 +1,206 @@
+"""The bundled kernels' measured defaults: kernels/defaults.yaml, read once and checked.
+
+The launch planner (:mod:`tcadvisor.gpu.plans`) decides a kernel's shape by rules, except where a scan on a GPU
+measured something better: those measured choices live in ``kernels/defaults.yaml``, beside the kernels they
+configure, each entry with the results folder it came from (``source:``).  :func:`measured` reads the file once
+(the bounded reader, :func:`tcadvisor.files.load_yaml`), checks every value, and returns them in the shapes the
+planner looks them up in (:class:`MeasuredDefaults`).
+
+Provenance is checked where it can be: run from a checkout (``validation/results/`` beside ``kernels/``), every
+``source`` must be a folder there; an installed wheel ships no recorded runs, and the check is skipped.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import TcAdvisorError
+
+FILE = "defaults.yaml"
+#: Where every ``source`` must lie (relative to the repository root).
+RESULTS = PurePosixPath("validation/results")
+_PRECISIONS = ("fp64", "fp32", "tf32", "fp16")
+_CC_PRECISIONS = ("fp64", "fp32")
+_SHAPES = ("box", "star")
+#: The knobs a dense Tensor Core entry may name, and what each must be.
+_TC_KNOBS = {"weights_shared": bool, "prefetch": int, "l2_prefetch": int, "warps": int}
+#: Entry name -> what its value holds (for the messages).
+ENTRIES = {
+    "tile1d_threads": "threads per block",
+    "tile1d_points_per_thread": "points per thread by precision",
+    "tile1d_max_points_per_thread": "points per thread at most",
+    "tile1d_staged": "true or false",
+    "pending_words_2d": "32-bit registers",
+    "one_row_from": "a depth by precision",
+    "async_from_fp64_r1": "a depth",
+    "wide_strips_fp64_box_r1": "a list of depths",
+    "direct_store_depths": "precision -> shape -> radius -> depths",
+    "keep_columns_depths": "precision -> shape -> radius -> depths",
+    "cc3d_radius1": "precision -> depth -> [v, cols, rows, rows per thread, planes in flight]",
+    "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
+    "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
+}
+
+
+@dataclass(frozen=True)
+class MeasuredDefaults:
+    """kernels/defaults.yaml in the planner's terms (keys as plans.py looks them up)."""
+
+    tile1d_threads: int
+    tile1d_v: dict  # precision -> points per thread
+    tile1d_max_v: int
+    tile1d_stage: bool
+    pend_words_2d: int
+    one_row_from: dict  # precision -> depth
+    async_from_fp64_r1: int
+    wide_strips_fp64_box_r1: tuple
+    direct_store_depths: dict  # (precision, shape, radius) -> depths
+    keep_columns_depths: dict  # (precision, shape, radius) -> depths
+    cc3d: dict  # (precision, depth) -> (v, cols, rows, rows per thread, planes in flight)
+    tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
+    sptc_l2: dict  # (dims, precision, fused radius) -> slices
+    sources: dict  # entry -> tuple of results folders
+
+
+class _Reader:
+    """Checks of one file's values, each failure one line naming the file and the entry."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fail(self, where: str, expected: str, got) -> TcAdvisorError:
+        return TcAdvisorError(f"kernel defaults {self.path}: {where} is {got!r}; expected {expected}")
+
+    def int_(self, value, where: str, lo: int = 0, hi: int = 4096) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise self.fail(where, f"a whole number from {lo} to {hi}", value)
+        return value
+
+    def mapping(self, value, where: str, keys=None) -> dict:
+        if not isinstance(value, dict) or not value:
+            raise self.fail(where, "a non-empty mapping", value)
+        if keys is not None:
+            for k in value:
+                if k not in keys:
+                    raise self.fail(f"{where} key {k!r}", "one of " + ", ".join(map(str, keys)), k)
+        return value
+
+    def depths(self, value, where: str) -> tuple:
+        if not isinstance(value, list) or not value:
+            raise self.fail(where, "a non-empty list of depths", value)
+        return tuple(self.int_(t, f"{where} depth", 1, 64) for t in value)
+
+    def by_stencil(self, value, where: str) -> dict:
+        out = {}
+        for p, shapes in self.mapping(value, where, _CC_PRECISIONS).items():
+            for s, radii in self.mapping(shapes, f"{where}.{p}", _SHAPES).items():
+                for r, ts in self.mapping(radii, f"{where}.{p}.{s}").items():
+                    out[p, s, self.int_(r, f"{where}.{p}.{s} radius", 1, 64)] = self.depths(ts, f"{where}.{p}.{s}.{r}")
+        return out
+
+    def by_fused_radius(self, value, where: str, leaf) -> dict:
+        out = {}
+        for d, precisions in self.mapping(value, where, (1, 2, 3)).items():
+            for p, radii in self.mapping(precisions, f"{where}.{d}", _PRECISIONS).items():
+                for R, v in self.mapping(radii, f"{where}.{d}.{p}").items():
+                    out[d, p, self.int_(R, f"{where}.{d}.{p} fused radius", 1, 64)] = leaf(v, f"{where}.{d}.{p}.{R}")
+        return out
+
+    def tc_entry(self, value, where: str) -> tuple:
+        from ..mma import MmaShape
+
+        entry = self.mapping(value, where, ("mma", *_TC_KNOBS))
+        try:
+            mma = str(MmaShape.parse(str(entry.get("mma"))))
+        except (TcAdvisorError, ValueError):
+            raise self.fail(f"{where}.mma", "an MMA instruction such as m16n8k8", entry.get("mma")) from None
+        knobs = {}
+        for k, v in entry.items():
+            if k == "mma":
+                continue
+            if _TC_KNOBS[k] is bool:
+                if not isinstance(v, bool):
+                    raise self.fail(f"{where}.{k}", "true or false", v)
+                knobs[k] = v
+            else:
+                knobs[k] = self.int_(v, f"{where}.{k}", 0, 32)
+        return mma, knobs
+
+    def sources(self, value, where: str, root: Path | None) -> tuple:
+        folders = value if isinstance(value, list) else [value]
+        out = []
+        for folder in folders:
+            rel = PurePosixPath(folder) if isinstance(folder, str) else None
+            if rel is None or rel.is_absolute() or ".." in rel.parts or rel.parts[:2] != RESULTS.parts:
+                raise self.fail(f"{where}.source", f"a results folder under {RESULTS}/ (or a list of them)", folder)
+            if root is not None and not (root / rel).is_dir():
+                raise TcAdvisorError(f"kernel defaults {self.path}: {where}.source names {rel}, which is not a "
+                                     f"folder of this checkout ({root}); name the results the values came from")
+            out.append(str(rel))
+        return tuple(out)
+
+
+def checkout_root(kernels: Path) -> Path | None:
+    """The repository root when ``kernels`` lies in a checkout with its recorded runs; None in a wheel."""
+    root = kernels.resolve().parent
+    return root if (root / RESULTS).is_dir() else None
+
+
+def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
+    """``path`` read and checked; with ``root``, every ``source`` must be a folder under it."""
+    from ..files import load_yaml
+
+    raw = load_yaml(path, "kernel defaults")
+    rd = _Reader(path)
+    rd.mapping(raw, "the file", tuple(ENTRIES))
+    missing = [k for k in ENTRIES if k not in raw]
+    if missing:
+        raise TcAdvisorError(f"kernel defaults {path}: no {', '.join(missing)}; expected every one of "
+                             + ", ".join(ENTRIES))
+    values, sources = {}, {}
+    for name, entry in raw.items():
+        rd.mapping(entry, name, ("source", "value"))
+        if "source" not in entry or "value" not in entry:
+            raise rd.fail(name, "a mapping of source: and value:", entry)
+        sources[name] = rd.sources(entry["source"], name, root)
+        values[name] = entry["value"]
+    v = values
+    staged = v["tile1d_staged"]
+    if not isinstance(staged, bool):
+        raise rd.fail("tile1d_staged.value", "true or false", staged)
+    cc3d = {}
+    for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS).items():
+        for t, tile in rd.mapping(depths, f"cc3d_radius1.value.{p}").items():
+            where = f"cc3d_radius1.value.{p}.{t}"
+            if not isinstance(tile, list) or len(tile) != 5:
+                raise rd.fail(where, "[v, cols, rows, rows per thread, planes in flight]", tile)
+            cc3d[p, rd.int_(t, f"{where} depth", 1, 64)] = tuple(rd.int_(x, where, 1, 1024) for x in tile)
+    return MeasuredDefaults(
+        tile1d_threads=rd.int_(v["tile1d_threads"], "tile1d_threads.value", 32, 1024),
+        tile1d_v={p: rd.int_(x, f"tile1d_points_per_thread.value.{p}", 1, 64) for p, x in
+                  rd.mapping(v["tile1d_points_per_thread"], "tile1d_points_per_thread.value", _CC_PRECISIONS).items()},
+        tile1d_max_v=rd.int_(v["tile1d_max_points_per_thread"], "tile1d_max_points_per_thread.value", 1, 64),
+        tile1d_stage=staged,
+        pend_words_2d=rd.int_(v["pending_words_2d"], "pending_words_2d.value", 1, 255),
+        one_row_from={p: rd.int_(x, f"one_row_from.value.{p}", 1, 64) for p, x in
+                      rd.mapping(v["one_row_from"], "one_row_from.value", _CC_PRECISIONS).items()},
+        async_from_fp64_r1=rd.int_(v["async_from_fp64_r1"], "async_from_fp64_r1.value", 1, 64),
+        wide_strips_fp64_box_r1=rd.depths(v["wide_strips_fp64_box_r1"], "wide_strips_fp64_box_r1.value"),
+        direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
+        keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),
+        cc3d=cc3d,
+        tc=rd.by_fused_radius(v["tensor_cores"], "tensor_cores.value", rd.tc_entry),
+        sptc_l2=rd.by_fused_radius(v["sparse_tensor_cores_l2_prefetch"], "sparse_tensor_cores_l2_prefetch.value",
+                                   lambda x, where: rd.int_(x, where, 0, 32)),
+        sources=sources,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def measured() -> MeasuredDefaults:
+    """The bundled kernels' measured defaults (kernels/defaults.yaml), read once."""
+    from ..data import data_dir
+
+    kernels = data_dir("kernels")
+    return load(kernels / FILE, checkout_root(kernels))
