@@ -130,12 +130,18 @@ def pages(tmp_path_factory):
               cwd=out)
     tcadvisor("roofline", "Box-2D1R", "--fuse", "7", "--dtype", "float", "--gpu", "a100", "-o", "roofline.html",
               cwd=out)
+    tcadvisor("map", "--gpu", "h100", "--dtype", "double", "--measured", str(MEASURED), "-o", "measured.html", cwd=out)
+    tcadvisor("roofline", "Box-2D1R", "--fuse", "7", "--dtype", "float", "--gpu", "h100", "--model", "refined",
+              "--measured", str(MEASURED), "-o", "roofline-measured.html", cwd=out)
     tcadvisor("figures", "-o", "figures", cwd=out)
     tcadvisor("figures", "--only", "fig07-roofline", "--self-contained", "-o", "single", cwd=out)
     (out / "minimal.yaml").write_text(MINIMAL_SPEC)
     tcadvisor("figures", "--gpu", "minimal.yaml", "-o", "minimal", cwd=out)
     return out
 
+
+#: A committed run of 'tcadvisor validate' on an H100 (Box-2D1R in double at t = 1-16, among others).
+MEASURED = Path(__file__).resolve().parents[1] / "validation/results/h100-sxm-2026-11-23/results.json"
 
 #: A valid spec without TF32 or Sparse Tensor Cores: Figs. 13 and 14 cannot be drawn for it.
 MINIMAL_SPEC = """\
@@ -218,6 +224,41 @@ def test_unavailable_panel_is_shown(browser, pages):
     text = browser.execute_script(
         "return Array.from(document.querySelectorAll('g.annotation-text-g')).map(e => e.textContent).join(' ')")
     assert "not available on this GPU/precision" in text
+
+
+def test_measured_map_renders_and_its_hover_names_the_measured_winner(browser, pages):
+    """The fastest-unit panel of a map drawn with --measured: hovering a measured cell shows the unit the
+    run measured fastest, read here from the results file itself."""
+    import json
+    import statistics
+
+    from tcadvisor.hardware import UNIT_LABELS
+
+    page = open_page(browser, pages / "measured.html")
+    assert_rendered(page, heatmaps=2)
+    markers = browser.execute_script("return document.querySelectorAll('g.scatterlayer path.point').length")
+    assert markers >= 16  # a square in every measured cell of Box-2D1R (t = 1-16)
+    runs = [m for m in json.loads(MEASURED.read_text())["measurements"]
+            if m["status"] == "ok" and m["stencil"] == "Box-2D1R" and m["dtype"] == "double"]
+    for fuse in (1, 5, 12):
+        units = {}
+        for m in runs:
+            if m["fuse"] == fuse:
+                units.setdefault(m["unit"], []).append(m["gstencils"])
+        fastest = max(units, key=lambda u: statistics.median(units[u]))
+        text = hover_text(browser, "3", fuse - 1, 0)  # the fastest-unit panel, radius 1
+        assert f"Box-2D1R, t = {fuse}" in text, text
+        assert f"measured {UNIT_LABELS[fastest]}" in text, text
+    text = hover_text(browser, "3", 4, 6)  # Box-2D7R at t = 5: not in the file, no measured line
+    assert "Box-2D7R, t = 5" in text and "measured" not in text, text
+
+
+def test_measured_roofline_renders(browser, pages):
+    page = open_page(browser, pages / "roofline-measured.html")
+    assert_rendered(page)
+    names = browser.execute_script("return Array.from(document.querySelectorAll('.legendtext'))"
+                                   ".map(e => e.textContent)")
+    assert {"measured: CUDA cores, t = 7", "measured: Tensor Cores, t = 7"} <= set(names), names
 
 
 def test_roofline_renders(browser, pages):
