@@ -64,12 +64,12 @@ def synthetic_rows(configs, spec, constants, sigma=0.03, seed=1) -> list[dict]:
     return rows
 
 
-def assert_recovers(fitted: dict, constants: dict, rel: float):
+def assert_recovers(fitted: dict, constants: dict, rel: float, loose: dict | None = None):
     for s in model.FITTED:
         if s.name == "o_c":
             assert fitted[s] == 0.0
         else:
-            assert fitted[s] == pytest.approx(constants[s], rel=rel), s.name
+            assert fitted[s] == pytest.approx(constants[s], rel=(loose or {}).get(s.name, rel)), s.name
 
 
 # --------------------------------------------------------------------------- the fit itself
@@ -82,14 +82,17 @@ def h100_spec(tmp_path_factory):
 
 def test_the_fit_recovers_the_constants_that_generated_the_runs(h100_spec):
     """Every constant comes back from runs of the whole design: exactly without noise, within 15 % with 3 %
-    noise (the fit's soft-L1 loss on log ratios), and the bundled constants are not what it returns."""
+    noise (the fit's soft-L1 loss on log ratios), and the bundled constants are not what it returns.  L_it, the
+    wait of a CUDA-core block iteration, within 30 %: since 2026-11-26 a 1D block's iteration is a whole tile of
+    t steps (kernels/cuda_cores_1d.cu), so only the 2D and 3D runs weigh it (seeds 1, 2, 3, 7, 11 of this
+    design: 0.77-1.08 of the truth, the other constants 0.97-1.06)."""
     configs = [c for c in corpus.design(h100_spec, 420) if h100_spec.has(c.unit, c.precision)]
     truth = known()
     assert_recovers(fitting.fit(fitting.runs_from_rows(synthetic_rows(configs, h100_spec, truth, 0.0),
                                                        h100_spec, "x")), truth, 0.01)
     noisy = fitting.fit(fitting.runs_from_rows(synthetic_rows(configs, h100_spec, truth, 0.03, seed=7),
                                                h100_spec, "x"))
-    assert_recovers(noisy, truth, 0.15)
+    assert_recovers(noisy, truth, 0.15, loose={"L_it": 0.30})
     assert noisy[model.L_mem] != pytest.approx(refinement.constants()[model.L_mem], rel=0.2)
 
 

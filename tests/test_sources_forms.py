@@ -23,6 +23,7 @@ as for the same stencil named (``Star-3D4R``) or written in an offsets file, wit
 import io
 import itertools
 import json
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from fractions import Fraction
 
@@ -399,6 +400,9 @@ def _comparable(data: dict, path=None) -> dict:
     dumped = json.dumps(kept)
     if path is not None:
         dumped = dumped.replace(str(path), data["stencil"])
+    # the reading's own options in that command (--set NAME=VALUE, --field, --origin, --flip) are how the file
+    # was read, not the answer
+    dumped = re.sub(r" --(?:set|field) \S+| --origin=\S+| --flip", "", dumped)
     return json.loads(dumped)
 
 

@@ -80,15 +80,16 @@ def test_a_configuration_the_kernel_cannot_run_is_replaced_by_the_nearest_that_r
 
     adv = _base_star3d()
     rec = picks(adv)[0]
-    assert rec.asked is adv.verdict and rec.tries[0][0].fuse == 7  # t = 8..12 need more than 227 KiB
-    assert "306 KiB" in rec.tries[0][1] and "the deepest depth below it that runs" in rec.tries[0][1]
-    measure, calls = _measure({("cuda_core", 7): ("ok", 400.0)})
+    # t = 12 spills in every tile (kernels/compiled-resources.csv); t = 10 and 11 run, 8 and 9 need 340 KiB
+    assert rec.asked is adv.verdict and rec.tries[0][0].fuse == 11
+    assert "spill" in rec.tries[0][1] and "the deepest depth below it that runs" in rec.tries[0][1]
+    measure, calls = _measure({("cuda_core", 11): ("ok", 400.0)})
     runs = run_advice(adv, measure=measure)
-    assert [(r.role, r.option.fuse, r.substituted) for r in runs][0] == ("recommended", 7, True)
-    assert runs[0].option is adv.by_depth["cuda_core"][7]  # predicted at the depth that ran
+    assert [(r.role, r.option.fuse, r.substituted) for r in runs][0] == ("recommended", 11, True)
+    assert runs[0].option is adv.by_depth["cuda_core"][11]  # predicted at the depth that ran
     text = format_runs(runs)
-    assert "recommended: t = 12 cannot run" in text and "ran t = 7" in text
-    assert "CUDA cores (t = 7, run for the advice's t = 12)" in text
+    assert "recommended: t = 12 cannot run" in text and "ran t = 11" in text
+    assert "CUDA cores (t = 11, run for the advice's t = 12)" in text
     assert "the configuration run for the recommendation wins (400 vs 100 GStencils/s" in text
 
 
@@ -109,13 +110,13 @@ def test_closing_sentence_when_one_ran_and_a_refusal_tries_the_next_depth():
     adv = _base_star3d()
     alt = adv.runner_up(list(adv.best.values()), adv.verdict)
     refuse_alt = {(alt.unit, t): ("skipped", None) for t in range(1, 17)}
-    refuse_alt[("cuda_core", 7)] = ("skipped", None)  # the device refuses t = 7 too: t = 6 is tried
+    refuse_alt[("cuda_core", 11)] = ("skipped", None)  # the device refuses t = 11 too: t = 10 is tried
     measure, calls = _measure(refuse_alt)
     runs = run_advice(adv, measure=measure)
-    assert [c[2] for c in calls if c[0] == "recommended"][:2] == [7, 6]
-    assert runs[0].measurement.ok and runs[0].option.fuse == 6 and not runs[1].measurement.ok
+    assert [c[2] for c in calls if c[0] == "recommended"][:2] == [11, 10]
+    assert runs[0].measurement.ok and runs[0].option.fuse == 10 and not runs[1].measurement.ok
     line = verdict_line(runs)
-    assert line.startswith("Only the recommended configuration, CUDA cores (t = 6, run for the advice's t = 12), "
+    assert line.startswith("Only the recommended configuration, CUDA cores (t = 10, run for the advice's t = 12), "
                            "ran (alternative: skipped (refused by the device))")
     assert line.endswith("so the advice's ranking is not tested.")
 
