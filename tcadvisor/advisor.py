@@ -46,13 +46,10 @@ from .impls import ImplProfile, choose_impl
 from .mma import MmaShape
 from .model import evaluate as evaluate_model
 from .model import get_variant
-from .queryargs import DEFAULT_MAX_FUSE
 from .refinement import Interval, Refinement, refine, unit_terms
 from .sources.result import StencilSource
+from .search import DEFAULT_MAX_FUSE, TIE_TOLERANCE
 from .stencil import Stencil, check_fuse
-
-#: Relative difference of throughput under which two configurations count as equal.
-TIE_TOLERANCE = 0.01
 
 __all__ = ["AlphaChoice", "Advice", "Option", "advise", "best_index", "evaluate_unit", "DEFAULT_MAX_FUSE",
            "TIE_TOLERANCE"]

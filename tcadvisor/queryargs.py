@@ -6,18 +6,16 @@ Python API share the default depth and radius ranges.  Keeping them here, rather
 than in :mod:`tcadvisor.cli`, lets the modules that add subcommands
 (:mod:`tcadvisor.plots.commands`, ...) use them without importing the CLI that
 imports them.  Only the standard library and :mod:`tcadvisor.errors` are
-imported at the top: the parser is built for every command.
+imported at the top (and :mod:`tcadvisor.search`, the default ranges, which is standard library only): the
+parser is built for every command.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-#: Deepest fusion the best-depth search covers unless told otherwise.
-DEFAULT_MAX_FUSE = 16
-#: Fusion depths and radii a map or sweep covers unless told otherwise.
-DEFAULT_FUSES = range(1, DEFAULT_MAX_FUSE + 1)
-DEFAULT_RADII = range(1, 9)
+from .search import DEFAULT_FUSES, DEFAULT_MAX_FUSE, DEFAULT_RADII  # noqa: F401 (the query's default ranges)
+
 #: Model variants ``--model`` accepts (:data:`tcadvisor.model.VARIANTS`, repeated here so that
 #: building the parser does not import SymPy; a test keeps the two equal).
 MODELS = ("base", "refined")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .advisor import AlphaChoice, cuda_core_peak, evaluate_unit, unit_choices, _unavailable
 from .hardware import UNITS, GpuSpec
-from .queryargs import DEFAULT_FUSES, DEFAULT_RADII
+from .search import DEFAULT_FUSES, DEFAULT_RADII
 from .stencil import SHAPES, Stencil, check_fuse
 
 #: Columns of :func:`sweep`'s DataFrame.

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .search import TIE_TOLERANCE
+
 if TYPE_CHECKING:  # pragma: no cover
     from .advisor import Advice, Option
 
@@ -137,8 +139,6 @@ def no_kernel_note(adv: "Advice", opt: "Option") -> str:
 
 
 def _tie_note(adv: "Advice", among: list["Option"], winner: "Option") -> str:
-    from .advisor import TIE_TOLERANCE
-
     other = adv.runner_up(among, winner)
     if other is None or other.gstencils < winner.gstencils * (1 - TIE_TOLERANCE):
         return ""
@@ -148,8 +148,6 @@ def _tie_note(adv: "Advice", among: list["Option"], winner: "Option") -> str:
 
 def verdict_sentence(adv: "Advice") -> str:
     """The recommendation, the requested depth's outcome first if a depth was asked for."""
-    from .advisor import TIE_TOLERANCE
-
     if adv.verdict is None:
         reasons = "; ".join(f"{o.label}: {o.reason}" for o in adv.options if o.reason)
         return f"No execution unit can run this configuration on this GPU ({reasons})."
