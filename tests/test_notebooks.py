@@ -18,7 +18,7 @@ KERNEL = "tcadvisor-test-python"
 
 def test_there_are_notebooks():
     names = {p.name for p in NOTEBOOKS}
-    assert {"quickstart.ipynb", "paper-reproduction.ipynb"} <= names
+    assert {"quickstart.ipynb", "paper-reproduction.ipynb", "validation.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
