@@ -457,6 +457,21 @@ def test_refuses_a_directory_and_a_fifo(run_cli, tmp_path):
     assert "FIFO" in one_line_error(run_cli, "map", "--gpu", "h100", "--measured", str(tmp_path / "pipe.csv"))
 
 
+def test_hostile_files_are_refused_quickly(run_cli, tmp_path):
+    """A JSON nested 200,000 deep, a CSV of a million short rows, a field longer than CSV allows: one line each,
+    within seconds (the bounded readers of tcadvisor.files, a row cap, the csv module's field limit)."""
+    import time
+
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    row = "NVIDIA H100 80GB HBM3,x,Box-2D1R,cuda_core,float,2,1x1,5,ok\n"
+    (tmp_path / "many.csv").write_text(CORPUS_HEAD + row * 1_000_000)
+    (tmp_path / "wide.csv").write_text(CORPUS_HEAD + "NVIDIA H100 80GB HBM3,x," + "B" * 200_000 + ",cuda_core\n")
+    for name, needle in (("deep.json", "nested"), ("many.csv", "more than 100,000 runs"), ("wide.csv", "not CSV")):
+        t0 = time.monotonic()
+        assert needle in one_line_error(run_cli, "map", "--gpu", "h100", "--measured", str(tmp_path / name))
+        assert time.monotonic() - t0 < 10
+
+
 def test_refuses_a_file_that_measured_nothing_drawn(run_cli, tmp_path):
     line = one_line_error(run_cli, "map", "--gpu", "h100", "--dtype", "float", "--shape", "star",
                           "--measured", str(RESULTS_H100), "-o", str(tmp_path / "m.html"))

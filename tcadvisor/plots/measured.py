@@ -36,6 +36,9 @@ from ..hardware import UNIT_LABELS, UNITS
 DEFAULT_BAND = 0.1
 #: The columns a corpus CSV must have (the rest are optional).
 CORPUS_COLUMNS = ("gpu", "stencil", "unit", "dtype", "fuse", "gstencils", "status")
+#: Rows a corpus CSV may hold (a recorded corpus has about a thousand; the size cap alone would let through
+#: a million short rows, seconds and hundreds of MB of records for nothing a picture can show).
+MAX_CORPUS_ROWS = 100_000
 FORMS = "a results.json written by 'tcadvisor validate' or a corpus.csv (benchmarks/record_corpus.py, calibrate --fit)"
 
 
@@ -147,6 +150,9 @@ def _from_corpus(path: Path) -> Measured:
     runs, dates = [], set()
     try:
         for row in reader:
+            if len(runs) == MAX_CORPUS_ROWS:
+                raise TcAdvisorError(f"corpus file {str(path)!r} holds more than {MAX_CORPUS_ROWS:,} runs; expected "
+                                     f"a recorded corpus (about a thousand)")
             runs.append(_corpus_run(path, reader.line_num, row))
             dates.add((row.get("date") or "").strip())
     except csv.Error as exc:
