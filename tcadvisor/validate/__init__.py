@@ -8,7 +8,7 @@ every measurement against the model's prediction.
 * :mod:`.runner` — ``tcadvisor validate``: each case and unit through the bundled-kernel runner,
   optionally profiled by Nsight Compute (:mod:`.ncu`);
 * :mod:`.compare` — relative errors, bottlenecks and the outcome of each unit comparison;
-* :mod:`.report` — CSV, JSON and one self-contained HTML report; :mod:`.summary` — the README table;
+* :mod:`.report` — CSV, JSON and one self-contained HTML report; :mod:`.summary` — the table of docs/results.md;
 * :mod:`.advise_run` — ``tcadvisor advise --run``.
 
 Nothing here imports CuPy at import time: the host-side logic (statistics, parsing, comparison,

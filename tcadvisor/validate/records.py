@@ -2,7 +2,7 @@
 of units at the same stencil, dtype and depth, and :class:`Results` holding both.
 
 Records are flat (every field a number, a string, a boolean or ``None``) so that one row of the
-CSV is one record and the JSON round-trips exactly; the report and the README summary are
+CSV is one record and the JSON round-trips exactly; the report and the summary of docs/results.md are
 built from these files alone, never from a live GPU.
 """
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""The README's validation summary, generated from the committed results and checked against them.
+"""The validation summary of docs/results.md, generated from the committed results and checked against them.
 
     python -m tcadvisor.validate.summary                      # print the block for every results dir
-    python -m tcadvisor.validate.summary --check README.md    # exit 1 if README's block differs
-    python -m tcadvisor.validate.summary --update README.md   # rewrite the block in place
+    python -m tcadvisor.validate.summary --check docs/results.md    # exit 1 if the file's block differs
+    python -m tcadvisor.validate.summary --update docs/results.md   # rewrite the block in place
 
 A results directory is ``validation/results/<gpu>-<date>/`` holding the ``results.json`` of
 ``tcadvisor validate`` and, optionally, the ``calibrated.yaml`` of ``tcadvisor calibrate``.  The
-block lies between two marker comments in the README, so that a test can regenerate it and
-compare: the README never states a number the files do not hold.
+block lies between two marker comments in the document (docs/results.md), so that a test can regenerate
+it and compare: the document never states a number the files do not hold.
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def summary_table(dirs: list[Path]) -> str:
 
 
 def extract_block(text: str) -> str | None:
-    """The README's current block (markers included), or None if it has none."""
+    """The document's current block (markers included), or None if it has none."""
     start = text.find(BEGIN)
     end = text.find(END, start + 1) if start >= 0 else -1
     return None if start < 0 or end < 0 else text[start:end + len(END)]
@@ -121,18 +121,18 @@ def extract_block(text: str) -> str | None:
 def update_text(text: str, block: str) -> str:
     current = extract_block(text)
     if current is None:
-        raise TcAdvisorError(f"the README has no summary block; add the two lines {BEGIN!r} and {END!r} where it "
+        raise TcAdvisorError(f"the document has no summary block; add the two lines {BEGIN!r} and {END!r} where it "
                              "belongs, then run --update again")
     return text.replace(current, block)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tcadvisor.validate.summary",
-                                 description="the README's validation summary, generated from results directories")
+                                 description="the validation summary of docs/results.md, generated from results directories")
     ap.add_argument("dirs", nargs="*", help="results directories (default: every validation/results/*/ with a results.json)")
     group = ap.add_mutually_exclusive_group()
-    group.add_argument("--check", metavar="README", help="exit 1 if README's block differs from the generated one")
-    group.add_argument("--update", metavar="README", help="replace README's block with the generated one")
+    group.add_argument("--check", metavar="FILE", help="exit 1 if FILE's block differs from the generated one")
+    group.add_argument("--update", metavar="FILE", help="replace FILE's block with the generated one")
     args = ap.parse_args(argv)
     try:
         dirs = [Path(d) for d in args.dirs] if args.dirs else result_dirs()
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(args.check or args.update)
             from ..files import read_text
 
-            text = read_text(path, "README", 16 << 20)
+            text = read_text(path, "summary document", 16 << 20)
             if args.check:
                 current = extract_block(text)
                 if current != block:
