@@ -12,8 +12,8 @@ radius × depth sweeps in :mod:`tcadvisor.sweeps`.
 
 Which implementations (the default, ``model="refined"``): the bundled kernels
 (``tcadvisor-cc``, ``tcadvisor-tc``, ``tcadvisor-sptc``) with the refined model, since
-they are what runs here and, measured side by side on an H100, ran ahead of the
-published ones (docs/kernels.md); a unit whose bundled kernel does not run the stencil in the
+they are what runs here and what ``advise --run`` measures (docs/kernels.md gives their
+measured throughput); a unit whose bundled kernel does not run the stencil in the
 dtype is *not available*, with the kernel's own reason (:mod:`tcadvisor.support`),
 and the depths it cannot run are not searched but listed per unit.  Only where the
 GPU itself cannot run a bundled kernel (an AMD spec, no ``multiprocessors``, a
