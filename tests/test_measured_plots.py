@@ -481,6 +481,16 @@ def test_refuses_a_file_that_measured_nothing_drawn(run_cli, tmp_path):
     assert "no run of Box-2D1R in bfloat16" in line and "it measured t = 7: pass --fuse T with one of them" in line
 
 
+def test_the_spec_a_run_predicted_with_is_not_the_gpu_it_measured(hand, tmp_path):
+    """validate --gpu a100 on an H100 records the A100's predictions beside the H100's measurements."""
+    raw = json.loads(hand[0].read_text())
+    raw["spec"] = {"name": find_spec("a100").name}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(TcAdvisorError, match=f"recorded on {DEVICE} \\(--gpu h100\\), not on NVIDIA A100"):
+        maps.map_data("box", 2, "float", ["a100"], radii="1", fuses="1", measured=path)
+
+
 def test_the_api_refuses_as_the_cli_does(hand):
     with pytest.raises(TcAdvisorError, match="not on NVIDIA A100"):
         maps.map_data("box", 2, "float", ["a100"], radii="1", fuses="1", measured=hand[0])

@@ -25,7 +25,7 @@ import io
 import json
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import TcAdvisorError
@@ -72,7 +72,6 @@ class Measured:
     path: Path
     form: str  # "results" (validate) or "corpus"
     devices: tuple[str, ...]
-    spec_name: str = ""  # the spec validate's predictions used (a calibrated spec names the run)
     date: str = ""
     band: float = DEFAULT_BAND
     runs: list[Run] = field(default_factory=list)
@@ -125,7 +124,7 @@ def _from_results(path: Path) -> Measured:
             raise TcAdvisorError(f"{where}.gstencils: a run with status ok needs a positive throughput, "
                                  f"got {m.gstencils!r}")
         intensity = m.meas_intensity if m.meas_intensity is not None and m.meas_intensity > 0 else None
-        runs.append(Run(device=m.device or res.device, stencil=m.stencil, dtype=_dtype(m.dtype, f"{where}.dtype"),
+        runs.append(Run(device=res.device or m.device, stencil=m.stencil, dtype=_dtype(m.dtype, f"{where}.dtype"),
                         fuse=m.fuse, unit=m.unit, status="ok" if ok else (m.status or "not run"),
                         reason=m.reason, gstencils=m.gstencils if ok else None, grid=m.grid, impl=m.impl,
                         meas_intensity=intensity, meas_bound=m.meas_bound))
@@ -133,7 +132,7 @@ def _from_results(path: Path) -> Measured:
     if not devices:
         raise TcAdvisorError(f"results file {str(path)!r} names no GPU (field 'device'); expected the GPU the "
                              "runs were recorded on")
-    return Measured(path, "results", devices, str(res.spec.get("name", "")), res.date, float(res.band), runs)
+    return Measured(path, "results", devices, res.date, float(res.band), runs)
 
 
 def _from_corpus(path: Path) -> Measured:
@@ -162,9 +161,9 @@ def _from_corpus(path: Path) -> Measured:
         raise TcAdvisorError(f"corpus file {str(path)!r} holds no run with its GPU named (column 'gpu'); "
                              f"expected {FORMS}")
     if len(devices) == 1:  # runs that failed or were refused carry no device: the file's one
-        runs = [r if r.device else Run(**{**r.__dict__, "device": devices[0]}) for r in runs]
+        runs = [r if r.device else replace(r, device=devices[0]) for r in runs]
     dates = sorted(dates - {""})
-    return Measured(path, "corpus", devices, "", " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "",
+    return Measured(path, "corpus", devices, " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "",
                     DEFAULT_BAND, runs)
 
 
@@ -219,17 +218,14 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(text).lower())
 
 
-def device_matches(spec, device: str, spec_name: str = "") -> bool:
-    """Whether runs recorded on ``device`` (the driver's name) belong to ``spec``.
-
-    The spec the catalogue picks for that device name (longest ``device_names`` match), a calibrated
-    spec named after the device ('NVIDIA H100 80GB HBM3 (calibrated ...)'), or the very spec the
-    run's predictions used.
+def device_matches(spec, device: str) -> bool:
+    """Whether runs recorded on ``device`` (the driver's name) belong to ``spec``: the spec the catalogue
+    picks for that device name (longest ``device_names`` match), or a calibrated spec named after the
+    device ('NVIDIA H100 80GB HBM3 (calibrated ...)').  Not the spec a run's predictions used: ``validate
+    --gpu a100`` on an H100 predicts for an A100 but measures the H100.
     """
     from ..hardware import spec_for_device_name
 
-    if spec_name and spec.name == spec_name:
-        return True
     if _norm(spec.name.split(" (")[0]) == _norm(device):
         return True
     if not spec.device_names:
@@ -259,7 +255,7 @@ def runs_for_gpus(measured: Measured, gpus) -> dict[int, tuple[str, list[Run]]]:
     out = {}
     for i, spec in enumerate(gpus):
         for device in measured.devices:
-            if device_matches(spec, device, measured.spec_name):
+            if device_matches(spec, device):
                 out[i] = (device, [r for r in measured.runs if r.device == device])
                 break
     if not out:
