@@ -116,10 +116,12 @@ def test_verdict_rules_written_by_hand():
     v = verdict("tensor_core", ["cuda_core", "tensor_core"], res(cuda_core=104.0))
     assert (v.state, v.measured, v.missing) == ("unknown", "cuda_core", ("tensor_core",))
     assert v.text.endswith("; not measured: Tensor Cores")
-    # a unit the model cannot run here is not missing; a skipped one says why
-    v = verdict("cuda_core", ["cuda_core", "tensor_core"],
-                {"cuda_core": UnitResult("cuda_core", 10.0, 1), "tensor_core": UnitResult("tensor_core", why="skipped")})
+    # a skipped unit the model runs is missing and says why; one the model cannot run here is not missing
+    skipped = {"cuda_core": UnitResult("cuda_core", 10.0, 1), "tensor_core": UnitResult("tensor_core", why="skipped")}
+    v = verdict("cuda_core", ["cuda_core", "tensor_core"], skipped)
     assert v.missing == ("tensor_core",) and v.text.endswith("not measured: Tensor Cores (skipped)")
+    v = verdict("cuda_core", ["cuda_core"], skipped)
+    assert v.missing == () and v.text == "predicted CUDA cores, measured CUDA cores (the only unit measured)"
     assert verdict("cuda_core", ["cuda_core"], {}).state == ""
 
 

@@ -191,7 +191,8 @@ def draw_winner_marks(fig: go.Figure, rows: pd.DataFrame, grid: dict, row_i: int
         fig.add_trace(go.Scatter(
             x=[xs[t] + 0.3 for t in mine["fuse"]], y=[ys[r] + 0.27 for r in mine["radius"]], mode="markers",
             marker=dict(symbol=["square-open" if p else "square" for p in partial], size=8, color=color,
-                        line=dict(color=[color if p else "white" for p in partial], width=[2 if p else 1 for p in partial])),
+                        line=dict(color=[color if p else "white" for p in partial],
+                                  width=[2 if p else 1 for p in partial])),
             name=f"measured fastest: {UNIT_LABELS[unit]}", legendgroup="measured", showlegend=False,
             customdata=[f"<b>{names[ys[r], xs[t]]}, t = {t}</b>{hover[ys[r], xs[t]]}"
                         for r, t in zip(mine["radius"], mine["fuse"])],
