@@ -143,3 +143,44 @@ class HostField(PaddedField):
         wrapped = np.pad(self.interior.copy(), ((g.gz, g.gz), (g.gy, g.gy), (g.gx, g.gx)), mode="wrap")
         self.data[:, :, :self.nx + 2 * g.gx] = wrapped
         self.data[:, :, self.nx + 2 * g.gx:] = 0
+
+
+def patch_cuda_core_kernels(monkeypatch, device: dict, blocks_per_sm: int = 2):
+    """Make :class:`tcadvisor.gpu.cuda_cores.CudaCoreKernel` compile and launch through this emulation: the
+    kernel source of its plan, ``device`` in place of the GPU's properties, ``blocks_per_sm`` resident blocks
+    (few, so that small grids are still cut into several chunks along the streamed axis).  Returns the class."""
+    from tcadvisor.gpu import cuda_cores
+
+    def module(filename, defines):
+        function = {"cuda_cores_1d.cu": "cc_tile1d", "cuda_cores_3d.cu": "cc_stream3d"}.get(filename, "cc_stream2d")
+        return compile_module(filename, defines, function)
+
+    def const_int(self, name):
+        return int(self.mod.array(name, np.int32, 1)[0])
+
+    def set_weights(self, weights):
+        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
+        self._w_upload = w
+        self.mod.array("c_w", self.np_dtype, w.size)[:] = w
+
+    monkeypatch.setattr(cuda_cores, "module", module)
+    monkeypatch.setattr(cuda_cores, "device_info", lambda: device)
+    monkeypatch.setattr(cuda_cores, "blocks_per_sm", lambda kernel, threads, smem: blocks_per_sm)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", const_int)
+    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", set_weights)
+    return cuda_cores.CudaCoreKernel
+
+
+def run_sweep(kernel, x, reverse: bool = False):
+    """One sweep of ``kernel`` from ``x`` (storage values, (nz, ny, nx)) on host fields of the kernel's own
+    geometry, the output poisoned with all-ones bits (NaN in every storage type) and the threads of every
+    barrier interval run in reverse order if asked; returns a copy of the output's interior."""
+    geometry = kernel.geometry(x.shape)
+    fin = HostField(x.shape, x.dtype, geometry)
+    fout = HostField(x.shape, x.dtype, geometry)
+    fin.interior[...] = x
+    fin.refresh()
+    fout.data.view(np.uint8)[...] = 0xFF
+    kernel.kernel.reverse = reverse
+    kernel.sweep(fin, fout)
+    return fout.interior.copy()

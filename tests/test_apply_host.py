@@ -12,7 +12,7 @@ from scipy import ndimage
 import _host_cuda
 import tcadvisor
 from tcadvisor.errors import TcAdvisorError
-from tcadvisor.gpu import applying, cuda_cores, runner
+from tcadvisor.gpu import applying, runner
 from tcadvisor.reference import random_weights
 from tcadvisor.stencil import Stencil
 
@@ -26,24 +26,8 @@ DEVICE = {"name": "host emulation", "cc": (9, 0), "sms": 16, "smem_optin": 23244
 def host(monkeypatch):
     """apply() running the CUDA-core kernels through the host emulation on NumPy fields."""
 
-    def module(filename, defines):
-        function = {"cuda_cores_1d.cu": "cc_tile1d", "cuda_cores_3d.cu": "cc_stream3d"}.get(filename, "cc_stream2d")
-        return _host_cuda.compile_module(filename, defines, function)
-
-    def const_int(self, name):
-        return int(self.mod.array(name, np.int32, 1)[0])
-
-    def set_weights(self, weights):
-        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
-        self._w_upload = w
-        self.mod.array("c_w", self.np_dtype, w.size)[:] = w
-
-    monkeypatch.setattr(cuda_cores, "module", module)
-    monkeypatch.setattr(cuda_cores, "device_info", lambda: DEVICE)
+    _host_cuda.patch_cuda_core_kernels(monkeypatch, DEVICE)
     monkeypatch.setattr(runner, "device_info", lambda: DEVICE)
-    monkeypatch.setattr(cuda_cores, "blocks_per_sm", lambda kernel, threads, smem: 2)
-    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", const_int)
-    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", set_weights)
     monkeypatch.setattr(applying, "_backend", lambda: (np, _host_cuda.HostField))
     applying._cached_configuration.cache_clear()  # every test asks the advisor afresh
     return applying

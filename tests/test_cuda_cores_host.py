@@ -18,7 +18,6 @@ import pytest
 
 import _host_cuda
 from tcadvisor.errors import TcAdvisorError
-from tcadvisor.gpu import cuda_cores
 from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
 from tcadvisor.gpu.numerics import STORAGE
 from tcadvisor.reference import random_weights
@@ -34,39 +33,10 @@ DEVICE = {"name": "host emulation", "cc": (9, 0), "sms": 16, "smem_optin": 23244
 def host_kernels(monkeypatch):
     """CudaCoreKernel compiling and launching through the host emulation (2 resident blocks on 16 SMs, so
     that small grids are still cut into several chunks along the streamed axis)."""
-
-    def module(filename, defines):
-        function = {"cuda_cores_1d.cu": "cc_tile1d", "cuda_cores_3d.cu": "cc_stream3d"}.get(filename, "cc_stream2d")
-        return _host_cuda.compile_module(filename, defines, function)
-
-    def const_int(self, name):
-        return int(self.mod.array(name, np.int32, 1)[0])
-
-    def set_weights(self, weights):
-        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
-        self._w_upload = w
-        self.mod.array("c_w", self.np_dtype, w.size)[:] = w
-
-    monkeypatch.setattr(cuda_cores, "module", module)
-    monkeypatch.setattr(cuda_cores, "device_info", lambda: DEVICE)
-    monkeypatch.setattr(cuda_cores, "blocks_per_sm", lambda kernel, threads, smem: 2)
-    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "_const_int", const_int)
-    monkeypatch.setattr(cuda_cores.CudaCoreKernel, "set_weights", set_weights)
-    return cuda_cores.CudaCoreKernel
+    return _host_cuda.patch_cuda_core_kernels(monkeypatch, DEVICE)
 
 
-def run_sweep(kernel, x, reverse=False):
-    """One sweep of ``kernel`` from ``x`` (nz, ny, nx); returns the interior of the output field."""
-    shape3 = x.shape
-    geometry = kernel.geometry(shape3)
-    fin = _host_cuda.HostField(shape3, x.dtype, geometry)
-    fout = _host_cuda.HostField(shape3, x.dtype, geometry)
-    fin.interior[...] = x
-    fin.refresh()
-    fout.data[...] = np.nan
-    kernel.kernel.reverse = reverse
-    kernel.sweep(fin, fout)
-    return fout.interior.copy()
+run_sweep = _host_cuda.run_sweep
 
 
 def check(kernel, x, out):
