@@ -3,7 +3,7 @@
     python benchmarks/ptxas_resources.py [--out kernels/compiled-resources.csv] [--workers 4]
 
 For every 3D shape of the corpus (tcadvisor.validate.corpus.corpus_stencils) and Star-3D4R (a Devito
-``space_order=8`` operator), in FP64 and FP32, at every depth the generic rule plans
+``space_order=8`` operator), in FP64, FP32, FP16 and BF16, at every depth the generic rule plans
 (:func:`tcadvisor.gpu.plans.cc3d_generic_tile`; radius-1 depths of CC3D_DEFAULTS are measured
 configurations and skipped), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
 are compiled in the planner's order with nvcc for sm_90 (``-Xptxas -v``, the options NVRTC gets from
@@ -96,7 +96,7 @@ def main() -> int:
     # constants only): --fresh compiles everything again.
     known = {} if args.fresh else dict(plans.compiled_resources())
     with tempfile.TemporaryDirectory() as workdir, cf.ThreadPoolExecutor(args.workers) as ex:
-        jobs = [ex.submit(scan, s, p, workdir, known) for s in shapes for p in ("fp64", "fp32")]
+        jobs = [ex.submit(scan, s, p, workdir, known) for s in shapes for p in plans.CC_VALUES]
         rows = [r for j in jobs for r in j.result()]
     rows.sort(key=lambda r: (r["source"], r["stencil"], r["precision"], r["fuse"], r["defines"]))
     cols = ["source", "defines", "registers", "spill_bytes", "stencil", "precision", "fuse", "tile"]

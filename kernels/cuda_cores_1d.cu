@@ -14,11 +14,15 @@
 // the tile passes through shared memory so that the global accesses are coalesced.  Points a thread holds past
 // the tile's valid part are computed all the same and never stored.
 //
-// Compile-time parameters (-D, prefixed K_): K_REAL (double|float), K_R (radius), K_T (steps), K_V (points per
+// FP16 and BF16 (K_PAIR, kernels/cc_values.cuh): every word holds the same point of tiles 2k and 2k + 1 (the
+// block's "lanes"), one packed FMA per tap; a vector is then 4 words, 4 points of each tile, moved to and from
+// global memory as two 8-byte vectors of 16-bit values, one per tile.
+//
+// Compile-time parameters (-D, prefixed K_): K_REAL (double|float) or K_PAIR (1: FP16, 2: BF16), K_R (radius), K_T (steps), K_V (points per
 // thread, a multiple of the vector width), K_NT (threads per block), K_TXO (outputs per tile), K_TAPS (optional:
 // bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1).  Weights live in __constant__ memory.
 
-typedef K_REAL real;
+#include "cc_values.cuh"
 #define R K_R
 #define T K_T
 #define V K_V
@@ -40,12 +44,17 @@ static_assert(TXO > 0 && TXO + 2 * HALO + VEC - 1 <= TILE,
 #define TAPS (~0ull)
 #endif
 
-extern "C" __constant__ real c_w[KW];
+extern "C" __constant__ real c_w[KW];  // with K_PAIR, each weight in both halves
 
 __device__ __forceinline__ constexpr bool tap(int b) { return (TAPS >> b) & 1ull; }
 
 // 16-byte vector load and store of VEC adjacent elements.
 __device__ __forceinline__ void load_vec(real* dst, const real* src) {
+#if K_PAIR
+    const uint4 q = *reinterpret_cast<const uint4*>(src);  // words: bits, not values
+    dst[0] = q.x; dst[1] = q.y; dst[2] = q.z; dst[3] = q.w;
+    return;
+#endif
     if (sizeof(real) == 8) {
         const double2 q = *reinterpret_cast<const double2*>(src);
         dst[0] = q.x; dst[VEC > 1 ? 1 : 0] = q.y;
@@ -55,11 +64,41 @@ __device__ __forceinline__ void load_vec(real* dst, const real* src) {
     }
 }
 __device__ __forceinline__ void store_vec(real* dst, const real* src) {
+#if K_PAIR
+    *reinterpret_cast<uint4*>(dst) = make_uint4(src[0], src[1], src[2], src[3]);
+    return;
+#endif
     if (sizeof(real) == 8) {
         *reinterpret_cast<double2*>(dst) = make_double2(src[0], src[VEC > 1 ? 1 : 0]);
     } else {
         *reinterpret_cast<float4*>(dst) = make_float4(src[0], src[1 % VEC], src[2 % VEC], src[3 % VEC]);
     }
+}
+
+// A vector of both lanes from global memory: VEC points of the tile at src (lane 0) and of the tile `stride`
+// points further (lane 1, zeros where `second` is false).  Without pairs, load_vec.
+__device__ __forceinline__ void load_gvec(real* dst, const elem* src, long long stride, bool second) {
+#if K_PAIR
+    const uint2 a = *reinterpret_cast<const uint2*>(src);
+    const uint2 b = second ? *reinterpret_cast<const uint2*>(src + stride) : make_uint2(0u, 0u);
+    dst[0] = (a.x & 0xFFFFu) | (b.x << 16);
+    dst[1] = (a.x >> 16) | (b.x & 0xFFFF0000u);
+    dst[2] = (a.y & 0xFFFFu) | (b.y << 16);
+    dst[3] = (a.y >> 16) | (b.y & 0xFFFF0000u);
+#else
+    load_vec(dst, src);
+#endif
+}
+// The vector `src` of both lanes to global memory: lane 0 at dst, lane 1 (if `second`) `stride` points further.
+__device__ __forceinline__ void store_gvec(elem* dst, long long stride, const real* src, bool second) {
+#if K_PAIR
+    *reinterpret_cast<uint2*>(dst) = make_uint2((src[0] & 0xFFFFu) | (src[1] << 16), (src[2] & 0xFFFFu) | (src[3] << 16));
+    if (second)
+        *reinterpret_cast<uint2*>(dst + stride) =
+            make_uint2((src[0] >> 16) | (src[1] & 0xFFFF0000u), (src[2] >> 16) | (src[3] & 0xFFFF0000u));
+#else
+    store_vec(dst, src);
+#endif
 }
 
 #ifndef K_STAGE
@@ -71,7 +110,7 @@ __device__ __forceinline__ void store_vec(real* dst, const real* src) {
 __device__ __forceinline__ void store_vec_shared(real* dst, const real* src) { store_vec(dst, src); }
 
 extern "C" __global__ void __launch_bounds__(NT)
-cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, int tiles)
+cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, int tiles)
 {
     // edge[parity][side][k][thread]: side 0 holds a thread's R leftmost values, side 1 its R rightmost.
     __shared__ real edge[2][2][R][NT];
@@ -82,20 +121,22 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
     __align__(16) __shared__ real stage[NT * SLOT];
 #endif
     const int tid = threadIdx.x;
-    for (int k = blockIdx.x; k < tiles; k += gridDim.x) {
+    // Block iteration k computes tiles LANES*k .. LANES*k + LANES - 1 (one per lane).
+    for (int k = blockIdx.x; k * LANES < tiles; k += gridDim.x) {
+        const bool second = LANES > 1 && k * LANES + 1 < tiles;  // lane 1's tile exists
         // Padded column of the tile's point 0: the whole vector at or before domain point k*TXO - HALO, so that
         // every vector access is aligned whatever the ghost width Gx (a field shared with a deeper sweep has
         // wider ghosts); the tile's outputs start OFF points later (TXO leaves VEC - 1 points of room for it).
         const int off = (Gx - HALO) % VEC;
         const int lo = HALO + off;  // tile point of domain point k*TXO
-        const long long base = (long long)(Gx - HALO - off) + (long long)k * TXO;
+        const long long base = (long long)(Gx - HALO - off) + (long long)k * LANES * TXO;  // lane 1: + TXO
         real x[V];
 #if K_STAGE
 #pragma unroll
         for (int m = 0; m < NCHUNK; ++m) {  // vector c of the tile belongs to thread c / NCHUNK
             const int c = tid + m * NT;
             real q[VEC];
-            load_vec(q, in + base + (long long)c * VEC);
+            load_gvec(q, in + base + (long long)c * VEC, TXO, second);
             store_vec_shared(&stage[(c / NCHUNK) * SLOT + (c % NCHUNK) * VEC], q);
         }
         __syncthreads();
@@ -103,7 +144,7 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
         for (int j = 0; j < V; j += VEC) load_vec(&x[j], &stage[tid * SLOT + j]);
 #else
 #pragma unroll
-        for (int j = 0; j < V; j += VEC) load_vec(&x[j], in + base + tid * V + j);
+        for (int j = 0; j < V; j += VEC) load_gvec(&x[j], in + base + tid * V + j, TXO, second);
 #endif
 
 #pragma unroll
@@ -128,7 +169,7 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
                 real acc = real(0);
 #pragma unroll
                 for (int b = 0; b < KW; ++b)
-                    if (tap(b)) acc = fma(c_w[b], win[j + b], acc);
+                    if (tap(b)) acc = madd(c_w[b], win[j + b], acc);
                 x[j] = acc;
             }
             // The next step writes the other parity's edges: no second barrier is needed before this
@@ -148,26 +189,30 @@ cc_tile1d(const real* __restrict__ in, real* __restrict__ out, int W, int Gx, in
             real y[VEC];
             load_vec(y, &stage[(cv / NCHUNK) * SLOT + (cv % NCHUNK) * VEC]);
             const int c = cv * VEC;
-            const long long p = (long long)k * TXO + c - lo;  // domain point of the vector's first element
-            if (c >= lo && c + VEC <= lo + TXO && p + VEC <= W) {
-                store_vec(out + base + c, y);
+            const long long p = (long long)k * LANES * TXO + c - lo;  // domain point of lane 0's first element
+            if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W) {
+                store_gvec(out + base + c, TXO, y, second);
             } else {
 #pragma unroll
-                for (int e = 0; e < VEC; ++e)
-                    if (c + e >= lo && c + e < lo + TXO && p + e < W) out[base + c + e] = y[e];
+                for (int e = 0; e < VEC; ++e) {
+                    const bool mine = c + e >= lo && c + e < lo + TXO;
+                    store_lanes(out + base + c + e, TXO, y[e], mine && p + e < W, second && mine && p + TXO + e < W);
+                }
             }
         }
 #else
 #pragma unroll
         for (int j = 0; j < V; j += VEC) {
             const int c = tid * V + j;  // tile point of the vector's first element
-            const long long p = (long long)k * TXO + c - lo;  // its domain point
-            if (c >= lo && c + VEC <= lo + TXO && p + VEC <= W) {
-                store_vec(out + base + c, &x[j]);
+            const long long p = (long long)k * LANES * TXO + c - lo;  // lane 0's domain point
+            if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W) {
+                store_gvec(out + base + c, TXO, &x[j], second);
             } else {
 #pragma unroll
-                for (int e = 0; e < VEC; ++e)
-                    if (c + e >= lo && c + e < lo + TXO && p + e < W) out[base + c + e] = x[j + e];
+                for (int e = 0; e < VEC; ++e) {
+                    const bool mine = c + e >= lo && c + e < lo + TXO;
+                    store_lanes(out + base + c + e, TXO, x[j + e], mine && p + e < W, second && mine && p + TXO + e < W);
+                }
             }
         }
 #endif

@@ -33,8 +33,11 @@
 // registers of step s - 1 before step s - 1 overwrites them.  Costs (T-1)*NR*V
 // registers; saves shared-memory wavefronts and load instructions.
 //
+// FP16 and BF16 (K_PAIR, kernels/cc_values.cuh): a block computes strips 2b and 2b + 1 at once, each word the
+// same point of both (lane 0, lane 1), one packed FMA per tap; everything else is the FP32 kernel's.
+//
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
-// K_REAL (double|float), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
+// K_REAL (double|float) or K_PAIR (1: FP16, 2: BF16), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
 // thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC, K_DIRECT,
 // K_KEEP (optional, default 0), K_TAPS (optional: the taps of a stencil that is
 // neither box nor star, a bitmask per row of the KH x KW box; see tap()).  Weights
@@ -44,7 +47,7 @@
 // which makes both the thread-contiguous reads and the coalesced writes
 // bank-conflict free.
 
-typedef K_REAL real;
+#include "cc_values.cuh"
 #define RX K_RX
 #define RY K_RY
 #define T K_T
@@ -79,6 +82,9 @@ typedef K_REAL real;
 
 #if TXO <= 0
 #error "the strip is narrower than its halo: use more threads or a larger V"
+#endif
+#if K_PAIR && K_ASYNC
+#error "K_ASYNC copies whole values: it does not pack the two strips of K_PAIR"
 #endif
 
 extern "C" __constant__ real c_w[KH * KW];
@@ -126,13 +132,14 @@ __device__ __forceinline__ void copy_async_wait() {
 }
 
 extern "C" __global__ void __launch_bounds__(NT)
-cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
+cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
             int W, int H, long long pitch, int Gx, int Gy, int rows_per_block)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     real* smem = reinterpret_cast<real*>(smem_raw);  // [NSLOT][2][NR][ROWBUF]; slot T holds finished rows
     const int tid = threadIdx.x;
-    const int X0 = blockIdx.x * TXO;
+    const int X0 = blockIdx.x * LANES * TXO;  // lane 0's strip; lane 1's starts TXO columns further
+    const bool second = LANES > 1 && X0 + TXO < W;  // lane 1's strip exists
     const int Y0 = blockIdx.y * rows_per_block;
     const int Y1 = min(Y0 + rows_per_block, H);
     const int rows_padded = H + 2 * Gy;
@@ -165,8 +172,9 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
             const int prow_ = Gy + (q) + rr;                                         \
             const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
-            const real* src_ = in + (long long)prow_ * pitch + colbase;              \
-            _Pragma("unroll") for (int k = 0; k < V; ++k) ld[rr][k] = ok_ ? src_[tid + k * NT] : real(0); \
+            const elem* src_ = in + (long long)prow_ * pitch + colbase;              \
+            _Pragma("unroll") for (int k = 0; k < V; ++k)                            \
+                ld[rr][k] = ok_ ? load_lanes(src_ + tid + k * NT, TXO, second) : real(0); \
         }                                                                            \
     }
 #define STORE_ROWS(buf)                                                              \
@@ -180,7 +188,7 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
             const int prow_ = Gy + (q) + rr;                                         \
             const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
-            const real* src_ = in + (long long)(ok_ ? prow_ : 0) * pitch + colbase;  \
+            const elem* src_ = in + (long long)(ok_ ? prow_ : 0) * pitch + colbase;  \
             _Pragma("unroll") for (int k = 0; k < V; ++k)                            \
                 copy_async(&(buf)[rr * ROWBUF + sidx(tid + k * NT + RX)], src_ + tid + k * NT, ok_); \
         }                                                                            \
@@ -193,11 +201,13 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
             const int q_ = Y0 + ((it_) - T + 1) * NR - 2 * RY * T + rr;              \
             if (q_ >= Y0 && q_ < Y1) {                                               \
-                real* dst_ = out + (long long)(Gy + q_) * pitch + colbase;           \
+                elem* dst_ = out + (long long)(Gy + q_) * pitch + colbase;           \
                 _Pragma("unroll") for (int k = 0; k < V; ++k) {                      \
                     const int c_ = tid + k * NT;                                     \
-                    if (c_ >= HALO && c_ < HALO + TXO && X0 - HALO + c_ < W)         \
-                        dst_[c_] = fin_[rr * ROWBUF + sidx(c_ + RX)];                \
+                    const bool in_ = c_ >= HALO && c_ < HALO + TXO;                  \
+                    if (in_ && X0 - HALO + c_ < W)                                   \
+                        store_lanes(dst_ + c_, TXO, fin_[rr * ROWBUF + sidx(c_ + RX)], true, \
+                                    second && X0 + TXO - HALO + c_ < W);             \
                 }                                                                    \
             }                                                                        \
         }                                                                            \
@@ -244,21 +254,21 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
                     real acc = NPEND > 0 ? pend[s - 1][0][v] : real(0);
 #pragma unroll
                     for (int b = 0; b < KW; ++b)
-                        if (tap(2 * RY, b)) acc = fma(c_w[(2 * RY) * KW + b], vals[v + b], acc);
+                        if (tap(2 * RY, b)) acc = madd(c_w[(2 * RY) * KW + b], vals[v + b], acc);
                     res[v] = acc;
 #pragma unroll
                     for (int m = 1; m < NPEND; ++m) {
                         real p = pend[s - 1][m][v];
 #pragma unroll
                         for (int b = 0; b < KW; ++b)
-                            if (tap(2 * RY - m, b)) p = fma(c_w[(2 * RY - m) * KW + b], vals[v + b], p);
+                            if (tap(2 * RY - m, b)) p = madd(c_w[(2 * RY - m) * KW + b], vals[v + b], p);
                         pend[s - 1][m - 1][v] = p;
                     }
                     if (NPEND > 0) {
                         real p = real(0);
 #pragma unroll
                         for (int b = 0; b < KW; ++b)
-                            if (tap(0, b)) p = fma(c_w[b], vals[v + b], p);
+                            if (tap(0, b)) p = madd(c_w[b], vals[v + b], p);
                         pend[s - 1][NPEND > 0 ? NPEND - 1 : 0][v] = p;
                     }
                 }
@@ -271,11 +281,12 @@ cc_stream2d(const real* __restrict__ in, real* __restrict__ out,
                 if (K_DIRECT && s == T) {  // output row q of this iteration, straight to global memory
                     const int q = Y0 + (i - T + 1) * NR - 2 * RY * T + rr;
                     if (q >= Y0 && q < Y1) {
-                        real* out_ = out + (long long)(Gy + q) * pitch + colbase;
+                        elem* out_ = out + (long long)(Gy + q) * pitch + colbase;
 #pragma unroll
                         for (int v = 0; v < V; ++v) {
                             const int c = tid * V + v;
-                            if (c >= HALO && c < HALO + TXO && X0 - HALO + c < W) out_[c] = res[v];
+                            if (c >= HALO && c < HALO + TXO && X0 - HALO + c < W)
+                                store_lanes(out_ + c, TXO, res[v], true, second && X0 + TXO - HALO + c < W);
                         }
                     }
                 } else {

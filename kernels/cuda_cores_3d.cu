@@ -21,14 +21,17 @@
 //    outputs instead of 2R + 1 rows for V: fewer shared-memory wavefronts and
 //    load instructions per FMA, the limit of the W = 1 kernel.
 //
-// Compile-time parameters (-D): K_REAL, K_R, K_T, K_STAR, K_V (x columns per
+// FP16 and BF16 (K_PAIR, kernels/cc_values.cuh): a block computes tiles 2b and 2b + 1 along x at once, each word
+// the same point of both (lane 0, lane 1), one packed FMA per tap; everything else is the FP32 kernel's.
+//
+// Compile-time parameters (-D): K_REAL or K_PAIR (1: FP16, 2: BF16), K_R, K_T, K_STAR, K_V (x columns per
 // thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF, K_W (optional,
 // default 0, 1 and 1), K_TAPS (optional: the taps of a stencil that is neither
 // box nor star, a bitmask per row of the KW^3 box; see tap()).  R is the largest
 // |offset| on any axis, so every tap lies in the box and the pending planes, halos
 // and trimmed rows hold for any tap set.  Weights in __constant__ memory, indexed [p][a][b].
 
-typedef K_REAL real;
+#include "cc_values.cuh"
 #define R K_R
 #define T K_T
 #define STAR K_STAR
@@ -94,7 +97,7 @@ __device__ __forceinline__ constexpr bool tap(int p, int a, int b) {
 __device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
 
 extern "C" __global__ void __launch_bounds__(NT)
-cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
+cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
             int nx, int ny, int nz, long long pitch_y, long long pitch_z,
             int Gx, int Gy, int Gz, int planes_per_block)
 {
@@ -102,7 +105,8 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
     real* smem = reinterpret_cast<real*>(smem_raw);  // [T][2][ROWS + 2R][ROWBUF]
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
     const int ry0 = ty * W;  // first tile row of this thread
-    const int X0 = blockIdx.x * TXO, Y0 = blockIdx.y * TYO;
+    const int X0 = blockIdx.x * LANES * TXO, Y0 = blockIdx.y * TYO;  // lane 1's tile starts TXO columns further
+    const bool second = LANES > 1 && X0 + TXO < nx;  // lane 1's tile exists
     const int Z0 = blockIdx.z * planes_per_block;
     const int Z1 = min(Z0 + planes_per_block, nz);
     const int planes_padded = nz + 2 * Gz;
@@ -131,8 +135,9 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
         const int pz_ = Gz + (q);                                                                    \
         _Pragma("unroll") for (int w = 0; w < W; ++w) {                                              \
             const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
-            const real* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
-            _Pragma("unroll") for (int k = 0; k < V; ++k) ld[slot][w][k] = ok_ ? src_[tx + k * BX] : real(0); \
+            const elem* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
+            _Pragma("unroll") for (int k = 0; k < V; ++k)                                            \
+                ld[slot][w][k] = ok_ ? load_lanes(src_ + tx + k * BX, TXO, second) : real(0);        \
         }                                                                                            \
     }
 #define STORE_PLANE(buf, slot)                                                                       \
@@ -180,7 +185,7 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
                 for (int a = 0; a < KW; ++a)
 #pragma unroll
                     for (int b = 0; b < KW; ++b)
-                        if (tap(2 * R, a, b)) acc = fma(c_w[((2 * R) * KW + a) * KW + b], vals[w + a][v + b], acc);
+                        if (tap(2 * R, a, b)) acc = madd(c_w[((2 * R) * KW + a) * KW + b], vals[w + a][v + b], acc);
                 res[w][v] = acc;
 #pragma unroll
                 for (int m = 1; m < NPEND; ++m) {
@@ -190,7 +195,7 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
 #pragma unroll
                         for (int b = 0; b < KW; ++b)
                             if (tap(2 * R - m, a, b))
-                                p = fma(c_w[((2 * R - m) * KW + a) * KW + b], vals[w + a][v + b], p);
+                                p = madd(c_w[((2 * R - m) * KW + a) * KW + b], vals[w + a][v + b], p);
                     pend[s - 1][m - 1][w][v] = p;
                 }
                 real p = real(0);
@@ -198,7 +203,7 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
                 for (int a = 0; a < KW; ++a)
 #pragma unroll
                     for (int b = 0; b < KW; ++b)
-                        if (tap(0, a, b)) p = fma(c_w[a * KW + b], vals[w + a][v + b], p);
+                        if (tap(0, a, b)) p = madd(c_w[a * KW + b], vals[w + a][v + b], p);
                 pend[s - 1][NPEND - 1][w][v] = p;
             }
             if (s < T) {
@@ -213,13 +218,14 @@ cc_stream3d(const real* __restrict__ in, real* __restrict__ out,
                 for (int w = 0; w < W; ++w) {
                     const int y = Y0 - HALO + ry0 + w;
                     if (q >= Z0 && q < Z1 && ry0 + w >= HALO && ry0 + w < HALO + TYO && y < ny) {
-                        real* dst = out + (long long)(Gz + q) * pitch_z + (long long)(prow + w) * pitch_y + colbase
+                        elem* dst = out + (long long)(Gz + q) * pitch_z + (long long)(prow + w) * pitch_y + colbase
                                     + tx * V;
                         const int x0 = X0 - HALO + tx * V;
 #pragma unroll
                         for (int v = 0; v < V; ++v) {
                             const int c = tx * V + v;
-                            if (c >= HALO && c < HALO + TXO && x0 + v < nx) dst[v] = res[w][v];
+                            if (c >= HALO && c < HALO + TXO && x0 + v < nx)
+                                store_lanes(dst + v, TXO, res[w][v], true, second && x0 + TXO + v < nx);
                         }
                     }
                 }

@@ -470,7 +470,7 @@ def get_variant(name: str = "base") -> Variant:
 # The refined terms follow from a kernel's launch plan (tcadvisor.gpu.plans) and the GPU's
 # multiprocessors; docs/model.md derives each.  Quantities of the plan and the GPU:
 N_sm, f_clk, W_sm, N_b = sp.symbols("N_sm f_clk W N_b", positive=True)
-n_ld, n_st, n_mv, n_w, n_it = sp.symbols("n_ld n_st n_mv n_w n_it", positive=True)
+n_ld, n_st, n_mv, n_w, n_it, n_l = sp.symbols("n_ld n_st n_mv n_w n_it n_l", positive=True)
 e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
 m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
 g_I = sp.Symbol("g_I", positive=True)
@@ -496,6 +496,7 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     n_mv: "register moves per point update (pending partial sums shifted)",
     n_w: "32-bit words per value (2 for FP64)",
     n_it: "point updates one block performs per iteration of its main loop",
+    n_l: "point updates one CUDA-core instruction performs (2 for FP16/BF16: packed pairs; 1 otherwise)",
     e_s: "slices executed per output slice along the streamed axis (pipeline start-up of each chunk)",
     a_x: "points a tile column holds per point it owns along x (halo, partial tiles at the edge)",
     a_y: "the same along y (3D tiles; 1 otherwise)",
@@ -550,8 +551,8 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
         (m_cc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "cuda_core"),
         (c_fma, K * 2 * N_sm * f_clk / P_cc, "cycles", TERM_SYMBOLS[c_fma], "cuda_core"),
         (c_sh, (n_ld + n_st) * S / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_sh], "cuda_core"),
-        (c_is, (K + n_ld + n_st + n_mv + o_c) / ISSUE_PER_CLOCK, "cycles", TERM_SYMBOLS[c_is], "cuda_core"),
-        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm) + L_it / (N_b * n_it), "cycles",
+        (c_is, (K + n_ld + n_st + n_mv + o_c) / (n_l * ISSUE_PER_CLOCK), "cycles", TERM_SYMBOLS[c_is], "cuda_core"),
+        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm * n_l) + L_it / (N_b * n_it), "cycles",
          TERM_SYMBOLS[c_lat_cc], "cuda_core"),
         (eta_cc, c_fma / (sp.Max(c_fma, c_sh, c_is) + c_lat_cc), "",
          "the FMA pipe's share of the time per point update", "cuda_core"),

@@ -361,10 +361,11 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         pending = 2 * (plan.options["ry"] if plan.dims <= 2 else r)
         words = 2 if plan.precision == "fp64" else 1
         rows = plan.slices_per_step * (plan.tile["y"] if plan.dims == 3 else 1)
+        lanes = plan.lanes  # FP16/BF16: every instruction updates one point of each of two tiles
         values.update({model.K: ctx.stencil.K, model.P_cc: ctx.gpu.peak("cuda_core", ctx.precision),
                        model.n_ld: loads, model.n_st: stores, model.n_mv: pending * words, model.n_w: words,
-                       model.n_it: plan.threads * v * plan.slices_per_step * plan.fuse,
-                       model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1)})
+                       model.n_l: lanes, model.n_it: plan.threads * v * plan.slices_per_step * plan.fuse * lanes,
+                       model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1) * lanes})
     else:
         rate = ctx.gpu.instruction_peak(ctx.unit, ctx.precision, plan.mma)
         prefetch = plan.options["prefetch"]

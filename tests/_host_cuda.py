@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EMU_DIR = os.path.join(ROOT, "tests", "host_cuda")
 _BUILD = os.path.join(tempfile.gettempdir(), f"tcadvisor-host-cuda-{os.getuid()}")
 _CTYPE = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.int64): ctypes.c_int64,
-          np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+          np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
+          np.dtype(np.uint32): ctypes.c_uint32}
 
 
 def available() -> bool:
@@ -158,10 +159,10 @@ def patch_cuda_core_kernels(monkeypatch, device: dict, blocks_per_sm: int = 2):
     def const_int(self, name):
         return int(self.mod.array(name, np.int32, 1)[0])
 
-    def set_weights(self, weights):
-        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
-        self._w_upload = w
-        self.mod.array("c_w", self.np_dtype, w.size)[:] = w
+    def set_weights(self, weights):  # the words CudaCoreKernel.set_weights uploads, written into the library
+        w = self._constant_words(weights)
+        self._w_upload = np.asarray(weights, dtype=np.float64)
+        self.mod.array("c_w", w.dtype, w.size)[:] = w
 
     monkeypatch.setattr(cuda_cores, "module", module)
     monkeypatch.setattr(cuda_cores, "device_info", lambda: device)

@@ -259,8 +259,7 @@ def test_without_cupy_the_refusal_names_the_gpu_extra(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"unit": "cuda_core", "fuse": 2, "u": np.zeros((8, 8), np.float16)},
-     r"^tcadvisor-cc has no half variant"),
+    ({"unit": "cuda_core", "fuse": 2, "u": np.zeros((8, 8), np.int32)}, r"int32"),
     ({"unit": "sparse_tensor_core", "fuse": 1, "u": np.zeros((8, 8))}, r"no double variant|not double"),
     ({"unit": "tensor_core", "fuse": 9, "steps": 9, "u": np.zeros((8, 8))},
      r"^fused radius r·t = 9 is too large for the Tensor Core kernel"),

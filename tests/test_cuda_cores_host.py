@@ -19,7 +19,7 @@ import pytest
 import _host_cuda
 from tcadvisor.errors import TcAdvisorError
 from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
-from tcadvisor.gpu.numerics import STORAGE
+from tcadvisor.gpu.numerics import from_storage, to_storage
 from tcadvisor.reference import random_weights
 from tcadvisor.stencil import Stencil
 
@@ -39,15 +39,19 @@ def host_kernels(monkeypatch):
 run_sweep = _host_cuda.run_sweep
 
 
+PRECISION = {"double": "fp64", "float": "fp32", "half": "fp16", "bfloat16": "bf16"}
+
+
 def check(kernel, x, out):
     grid = x.shape[3 - kernel.stencil.dims:]
     result = SweepCheck()
-    result.add(out.reshape(grid), sweep_interval(kernel.numerics(), x.reshape(grid).astype(np.float64)))
+    result.add(from_storage(out, kernel.dtype).reshape(grid),
+               sweep_interval(kernel.numerics(), from_storage(x, kernel.dtype).reshape(grid)))
     return result
 
 
 def data(shape3, dtype, seed=1):
-    return np.random.default_rng(seed).uniform(1.0, 2.0, size=shape3).astype(STORAGE[dtype])
+    return to_storage(np.random.default_rng(seed).uniform(1.0, 2.0, size=shape3), dtype)
 
 
 CASES_3D = [(Stencil.box(3, 1), t, dtype) for t in (1, 2, 3, 5) for dtype in ("double", "float")] + [
@@ -67,6 +71,12 @@ CUSTOM = [
     Stencil.from_offsets([(d, d, d) for d in (-1, 0, 1)] + [(1, -1, 1)], name="Diagonal-3D"),
 ]
 CASES_CUSTOM = [(st, t, dtype) for st in CUSTOM for t, dtype in ((1, "double"), (3 if st.dims < 3 else 2, "float"))]
+#: FP16 and BF16: packed FMAs on two tiles per block (kernels/cc_values.cuh).  The grids give an odd number of
+#: tiles along x (a block whose second tile lies past the grid) as well as an even one.
+CASES_16 = [(Stencil.box(1, 1), 1, "half"), (Stencil.box(1, 2), 4, "bfloat16"), (Stencil.box(2, 1), 3, "half"),
+            (Stencil.star(2, 1), 8, "bfloat16"), (Stencil.box(2, 2), 2, "bfloat16"), (Stencil.box(3, 1), 2, "half"),
+            (Stencil.star(3, 1), 3, "bfloat16"), (CUSTOM[0], 2, "half"), (CUSTOM[3], 3, "half"),
+            (CUSTOM[4], 2, "bfloat16")]
 
 
 #: The knobs (the GPU scans choose among them): 3D trimmed rows, planes in flight, rows per thread, tile shapes;
@@ -109,15 +119,22 @@ def _ids(v):
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype, options",
-                         [c + ({},) for c in CASES_3D + CASES_2D + CASES_CUSTOM] + KNOBS + CUSTOM_KNOBS, ids=_ids)
+                         [c + ({},) for c in CASES_3D + CASES_2D + CASES_CUSTOM + CASES_16] + KNOBS + CUSTOM_KNOBS
+                         + [(Stencil.box(1, 1), 3, "half", {"stage": False}),
+                            (Stencil.box(1, 2), 3, "bfloat16", {"layout": "stream"}),
+                            (Stencil.box(2, 1), 5, "half", {"keep_columns": True, "direct_store": True}),
+                            (Stencil.box(3, 1), 2, "bfloat16", {"trap": True, "rows_per_thread": 2, "prefetch": 2})],
+                         ids=_ids)
 def test_kernel_source_runs_correctly_on_the_host(host_kernels, stencil, fuse, dtype, options):
     shape3 = (11, 29, 70) if stencil.dims == 3 else ((1, 23, 300) if stencil.dims == 2 else (1, 1, 9001))
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    if dtype in ("half", "bfloat16") and stencil.dims == 2:
+        shape3 = (1, 17, 1100)  # 3 strips: a block with both, one whose second strip lies past the grid
+    precision = PRECISION[dtype]
     kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
                           **options)
     x = data(shape3, dtype)
     out = run_sweep(kernel, x)
-    assert np.isfinite(out).all(), f"{np.count_nonzero(~np.isfinite(out))} outputs not written or NaN"
+    assert np.isfinite(from_storage(out, dtype)).all(), "outputs not written or NaN"
     result = check(kernel, x, out)
     assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
     launches = kernel.kernel.launches
@@ -139,7 +156,7 @@ def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, opt
     """keep_columns only moves where a step reads its own columns from (registers instead of shared memory) and
     the order of the steps within an iteration: every FMA sees the same operands in the same order, so the
     output is bit for bit the same -- and the kernel reads fewer shared-memory values."""
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    precision = PRECISION[dtype]
     w = random_weights(stencil.mask(), np.random.default_rng(5))
     x = data((1, 23, 300), dtype)
     plain = host_kernels(stencil, fuse, dtype, precision, w, **options)
@@ -150,16 +167,18 @@ def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, opt
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float"),
                                                   (CUSTOM[0], 2, "double"), (CUSTOM[5], 2, "float"),
-                                                  (Stencil.box(1, 2), 4, "double"), (CUSTOM[3], 3, "float")], ids=_ids)
+                                                  (Stencil.box(1, 2), 4, "double"), (CUSTOM[3], 3, "float"),
+                                                  (Stencil.box(2, 1), 2, "half"), (Stencil.box(1, 1), 2, "bfloat16"),
+                                                  (Stencil.star(3, 1), 2, "half")], ids=_ids)
 def test_negative_control_fails_the_same_check(host_kernels, stencil, fuse, dtype):
     """A kernel running a weight perturbed as the GPU negative controls do is caught by the same check."""
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    precision = PRECISION[dtype]
     w = random_weights(stencil.mask(), np.random.default_rng(3))
     good = host_kernels(stencil, fuse, dtype, precision, w)
     x = data({3: (11, 29, 70), 2: (1, 23, 300), 1: (1, 1, 9001)}[stencil.dims], dtype)
     bad_out = None
     try:
-        good.set_weights(perturb_largest_weight(w, precision).astype(good.np_dtype))
+        good.set_weights(perturb_largest_weight(w, precision, good.numerics()))
         bad_out = run_sweep(good, x)
     finally:
         good.set_weights(good.uploaded_weights())
@@ -281,7 +300,7 @@ def test_the_kernel_description_reads_back_to_its_plan(host_kernels, stencil, fu
     the configuration from it (rows per thread, trimmed rows, planes in flight, copies and direct stores)."""
     from tcadvisor.gpu.plans import recorded_cuda_core_plan
 
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    precision = PRECISION[dtype]
     kernel = host_kernels(stencil, fuse, dtype, precision, random_weights(stencil.mask(), np.random.default_rng(3)),
                           **options)
     assert recorded_cuda_core_plan(stencil, fuse, precision, kernel.describe()) == kernel.plan, kernel.describe()
@@ -330,7 +349,7 @@ def test_1d_tiles_on_wider_ghosts(host_kernels, dtype, gx_extra):
     from tcadvisor.gpu.fields import Geometry
 
     st = Stencil.box(1, 1)
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
+    precision = PRECISION[dtype]
     k = host_kernels(st, 3, dtype, precision, random_weights(st.mask(), np.random.default_rng(2)))
     x = data((1, 1, 9001), dtype)
     own = k.geometry(x.shape)

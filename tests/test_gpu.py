@@ -22,7 +22,7 @@ from tcadvisor.stencil import Stencil
 pytestmark = pytest.mark.gpu
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRIDS = {1: "1001", 2: "37x131", 3: "7x9x70"}
-DTYPES = {"cuda_core": ("double", "float"), "tensor_core": ("double", "float", "half", "bfloat16"),
+DTYPES = {"cuda_core": ("double", "float", "half", "bfloat16"), "tensor_core": ("double", "float", "half", "bfloat16"),
           "sparse_tensor_core": ("float", "half", "bfloat16")}
 
 
@@ -217,7 +217,7 @@ def test_negative_controls_fail(unit, dtype):
     prof = registry.bundled_profile(unit)
     w = runner.default_weights(st, 5)
     right = runner.make_kernel(st, prof, t, dtype, w)
-    wrong = runner.make_kernel(st, prof, t, dtype, perturb_largest_weight(w, right.precision))
+    wrong = runner.make_kernel(st, prof, t, dtype, perturb_largest_weight(w, right.precision, right.numerics()))
     fields = runner.allocate_fields([right, wrong], grid, dtype)
     x0 = runner.initial_data(grid, dtype, 1)
     ok, _ = runner.checked_sweeps({t: right}, [t, t], dtype, fields, x0, w)
@@ -376,8 +376,8 @@ def test_configurations_it_cannot_take():
         run(Stencil.box(3, 1), "double", "tensor_core", fuse=6, grid="16x16x130")
     with pytest.raises(TcAdvisorError, match="no double variant"):
         run(Stencil.box(2, 1), "double", "sparse_tensor_core", fuse=1, grid="64x64")
-    with pytest.raises(TcAdvisorError, match="no half variant"):
-        run(Stencil.box(2, 1), "half", "cuda_core", fuse=1, grid="64x64")
+    with pytest.raises(TcAdvisorError, match="async_copy copies whole values"):
+        run(Stencil.box(2, 1), "half", "cuda_core", fuse=4, grid="64x64", kernel_options={"async_copy": True})
 
 
 @pytest.mark.parametrize("unit, impl, dtype", [("tensor_core", "tcadvisor-tc", "double"),

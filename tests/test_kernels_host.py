@@ -431,7 +431,11 @@ def test_kernel_sources_inline_their_local_headers():
         assert '#include "l2_prefetch.cuh"' in raw
         text = _source(name)
         assert '#include "l2_prefetch.cuh"' not in text and header in text
-    assert _source("cuda_cores_2d.cu") == open(os.path.join(ROOT, "kernels", "cuda_cores_2d.cu")).read()
+    values = open(os.path.join(ROOT, "kernels", "cc_values.cuh")).read()
+    for name in ("cuda_cores_1d.cu", "cuda_cores_2d.cu", "cuda_cores_3d.cu"):  # kernels/cc_values.cuh
+        text = _source(name)
+        assert '#include "cc_values.cuh"' not in text and values in text
+    assert _source("hold.cu") == open(os.path.join(ROOT, "kernels", "hold.cu")).read()  # nothing to inline
 
 
 def test_hold_kernel_compiles():

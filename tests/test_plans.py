@@ -105,6 +105,11 @@ def test_register_estimate_against_the_compiled_counts():
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 5, "fp64", v=4, cols=64, rows=32)),
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="float", K_R=1, K_T=4, K_STAR=0, K_V=4, K_BX=34, K_BY=12, K_W=2),
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 4, "fp32", v=4, cols=136, rows=24, rows_per_thread=2)),
+    # FP16/BF16 pairs: 32-bit words of two values in shared memory, laid out as FP32's
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_PAIR=1, K_RX=1, K_RY=1, K_T=4, K_STAR=0, K_V=4, K_NT=128, K_NR=2),
+     lambda: plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16")),
+    ("cuda_cores_3d.cu", "PLANEBUF", dict(K_PAIR=2, K_R=1, K_T=2, K_STAR=0, K_V=4, K_BX=16, K_BY=16),
+     lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 2, "bf16")),
 ])
 def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):
     """The CUDA file's own layout macros, compiled on the host, give the planner's row and plane buffers."""
@@ -113,17 +118,22 @@ def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):
     lines = [line for line in open(os.path.join(ROOT, "kernels", source))
              if re.match(r"^(typedef|#define [A-Z_]+ )", line) and not line.rstrip().endswith("\\")
              and not line.startswith("#define K_")]  # the kernel's #ifndef defaults: given with -D here
+    # the value type comes from kernels/cc_values.cuh (real: K_REAL, or a 32-bit word of a K_PAIR)
+    header = ("#include <cmath>\n#define __device__\n#define __forceinline__ inline\n#define TCADVISOR_HOST_EMU 1\n"
+              "namespace emu { inline unsigned fma_16x2(bool, unsigned a, unsigned, unsigned) { return a; } }\n"
+              '#include "cc_values.cuh"\n')
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "layout.cpp")
         with open(src, "w") as f:
-            f.write("#include <cstdio>\n" + "".join(lines) + f'int main() {{ printf("%d", (int)({macro})); }}\n')
+            f.write("#include <cstdio>\n" + header + "".join(lines)
+                    + f'int main() {{ printf("%d", (int)({macro})); }}\n')
         exe = os.path.join(tmp, "layout")
         optional = {"K_W": 1} if source == "cuda_cores_3d.cu" else {}  # the kernel's #ifndef defaults
-        subprocess.run(["g++", *[f"-D{k}={v}" for k, v in {**optional, **defines}.items()], "-o", exe, src],
-                       check=True)
+        subprocess.run(["g++", f"-I{os.path.join(ROOT, 'kernels')}", *[f"-D{k}={v}" for k, v in {**optional, **defines}.items()],
+                        "-o", exe, src], check=True)
         value = int(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
     assert value == p.options[macro.lower()]
-    size = 8 if defines["K_REAL"] == "double" else 4
+    size = 8 if defines.get("K_REAL") == "double" else 4
     steps = defines["K_T"] + 1 if macro == "ROWBUF" else defines["K_T"]
     per_step = 2 * defines.get("K_NR", 1)
     assert p.smem == steps * per_step * value * size
@@ -165,8 +175,10 @@ def test_planner_refuses_what_the_kernel_cannot_build():
         plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64", v=4, cols=64, rows=32)
     with pytest.raises(TcAdvisorError, match="would spill to local memory"):
         plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64")
-    with pytest.raises(TcAdvisorError, match="FP64 and FP32"):
-        plans.plan_cuda_cores(Stencil.box(2, 1), 1, "fp16")
+    with pytest.raises(TcAdvisorError, match="FP64, FP32, FP16, BF16, not TF32"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 1, "tf32")
+    with pytest.raises(TcAdvisorError, match="async_copy copies whole values"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16", async_copy=True)
     with pytest.raises(TcAdvisorError, match="0, 1 or 2"):
         plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 1, "fp16", prefetch=3)
 

@@ -132,16 +132,3 @@ def test_closing_sentence_when_none_ran():
     line = verdict_line(runs)
     assert line.startswith("Nothing ran here (recommended: skipped") and line.endswith("so the advice is not tested.")
     assert "Only" not in format_runs(runs) and "Measured" not in format_runs(runs)
-
-
-def test_a_unit_whose_kernel_runs_nothing_is_not_run_and_said_so():
-    """Under the base model, half on CUDA cores is the generic Temporal-blocking profile: no bundled kernel."""
-    from tcadvisor.validate.advise_run import run_advice
-
-    adv = advise("Box-2D1R", "half", H100, fuse=4, model="base")
-    assert adv.at_fuse.unit == "cuda_core"
-    measure, calls = _measure({})
-    runs = run_advice(adv, measure=measure)
-    assert runs[0].measurement.status == "skipped" and "runs double, float fields, not half" in runs[0].measurement.reason
-    assert all(c[1] != "cuda_core" for c in calls)
-    assert verdict_line(runs).startswith("Only the alternative configuration")

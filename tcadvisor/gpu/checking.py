@@ -281,9 +281,19 @@ def emulate_sweep(model: SweepModel, x: np.ndarray, perturb: Callable | None = N
 NEGATIVE_CONTROL = {"fp64": 1e-9, "tf32": 2 * 2.0**-10, "fp16": 2 * 2.0**-10, "bf16": 2 * 2.0**-7, "fp32": 2.0**-13}
 
 
-def perturb_largest_weight(weights: np.ndarray, precision: str) -> np.ndarray:
-    """A copy of ``weights`` with the largest one scaled by 1 + NEGATIVE_CONTROL[precision]."""
+def perturb_largest_weight(weights: np.ndarray, precision: str, model: SweepModel | None = None) -> np.ndarray:
+    """A copy of ``weights`` with the largest one scaled by 1 + NEGATIVE_CONTROL[precision].
+
+    ``model``: the checked kernel's :class:`SweepModel`.  Where its rounding bound for one sweep (data of
+    magnitude 1) is more than a quarter of what that perturbation moves an output by, the weight moves by four
+    times the bound instead: CUDA cores in FP16/BF16 round every one of a stage's 2K multiply-adds to the
+    16-bit format, so their sound interval is about 2K·t ulps wide and a perturbation of two ulps hides in
+    it.  A control the check cannot see proves nothing; a larger one still shows that the check is not vacuous.
+    """
     w = np.array(weights, dtype=np.float64)
     i = np.unravel_index(np.argmax(np.abs(w)), w.shape)
-    w[i] *= 1 + NEGATIVE_CONTROL[precision]
+    scale = NEGATIVE_CONTROL[precision]
+    if model is not None:
+        scale = max(scale, 4 * end_to_end_bound([model], 1.0, w, 0) / abs(float(w[i])))
+    w[i] *= 1 + scale
     return w

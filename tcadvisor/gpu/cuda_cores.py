@@ -21,7 +21,7 @@ from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
 from .checking import Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import BundledKernel
-from .numerics import STORAGE, UNIT_ROUNDOFF
+from .numerics import STORAGE, UNIT_ROUNDOFF, from_storage, to_storage
 
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
@@ -37,13 +37,16 @@ class CudaCoreKernel(BundledKernel):
 
     Box and star stencils take the kernels' built-in tap predicate (``K_STAR``); any other offsets within the
     radius r are compiled in as a tap set (``K_TAPS``, :func:`tcadvisor.gpu.plans.plan_cuda_cores`), so absent
-    taps cost no instruction.  The weights are the (2r+1)^d box of :meth:`Stencil.mask` either way."""
+    taps cost no instruction.  The weights are the (2r+1)^d box of :meth:`Stencil.mask` either way.
+
+    FP16 and BF16 fields are computed with packed FMAs (``fma.rn.f16x2``, ``fma.rn.bf16x2``), two tiles per
+    block, every multiply-add rounded to the 16-bit format (kernels/cc_values.cuh)."""
 
     name = "cuda_cores"
     unit = "cuda_core"
     cuda_function = "cc_stream2d|cc_stream3d"
-    precisions = ("fp64", "fp32")
-    REAL = {"fp64": "double", "fp32": "float"}
+    precisions = ("fp64", "fp32", "fp16", "bf16")
+    REAL = {"fp64": "double", "fp32": "float", "fp16": "half", "bf16": "bfloat16"}  # precision -> field dtype
 
     @classmethod
     def unsupported(cls, stencil: Stencil, fuse: int, dtype: str, precision: str,
@@ -53,6 +56,8 @@ class CudaCoreKernel(BundledKernel):
             return why
         if cls.REAL[precision] != dtype:
             return f"the CUDA-core kernel stores {precision.upper()} fields, not {dtype}"
+        if device is not None and cls.device_reason(precision, device):
+            return cls.device_reason(precision, device)
         if device is not None and tuple(device["cc"]) < (8, 0) and stencil.dims <= 2:
             try:
                 copies = plans.plan_cuda_cores(stencil, fuse, precision).options.get("async")
@@ -66,6 +71,14 @@ class CudaCoreKernel(BundledKernel):
     @classmethod
     def field_dtypes(cls) -> dict[str, str]:
         return dict(cls.REAL)
+
+    @classmethod
+    def device_reason(cls, precision: str, device: dict) -> str | None:
+        if precision == "bf16" and tuple(device["cc"]) < (8, 0):  # fma.rn.bf16x2: sm_80
+            return f"BF16 fma.rn.bf16x2 needs compute capability 8.0 or newer; this GPU has {tuple(device['cc'])}"
+        if precision == "fp16" and tuple(device["cc"]) < (5, 3):  # fma.rn.f16x2: sm_53
+            return f"FP16 fma.rn.f16x2 needs compute capability 5.3 or newer; this GPU has {tuple(device['cc'])}"
+        return None
 
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, v: int | None = None, cols: int | None = None,
@@ -122,8 +135,26 @@ class CudaCoreKernel(BundledKernel):
         return int(cp.ndarray((1,), dtype=np.int32, memptr=ptr).get()[0])
 
     def uploaded_weights(self) -> np.ndarray:
-        """The base weights as the kernel holds them (in its storage precision)."""
-        return np.asarray(self.weights, dtype=self.np_dtype)
+        """The base weights as the kernel holds them, as float64 values (rounded to its storage precision)."""
+        return self._rounded(self.weights, self.dtype)
+
+    @staticmethod
+    def _rounded(weights: np.ndarray, dtype: str) -> np.ndarray:
+        """float64 values of ``weights`` rounded to ``dtype`` (FP16/BF16 via float32 to nearest even, as
+        :func:`tcadvisor.gpu.numerics.to_storage` rounds what the kernel uploads)."""
+        w = np.asarray(weights, dtype=np.float64)
+        if dtype in ("half", "bfloat16"):
+            return from_storage(to_storage(w, dtype), dtype)
+        return w.astype(STORAGE[dtype]).astype(np.float64)
+
+    def _constant_words(self, weights: np.ndarray) -> np.ndarray:
+        """``weights`` as the module's ``c_w`` array: values of the storage type, or for FP16/BF16 one 32-bit
+        word per weight holding it in both halves (both lanes multiply by it)."""
+        w = np.ascontiguousarray(weights, dtype=np.float64).reshape(-1)
+        if self.plan.lanes == 1:
+            return w.astype(self.np_dtype)
+        bits = to_storage(w, self.dtype).view(np.uint16).astype(np.uint32)
+        return bits | (bits << 16)
 
     def set_weights(self, weights: np.ndarray) -> None:
         """Upload the base weights into the module's ``__constant__`` array.
@@ -134,16 +165,17 @@ class CudaCoreKernel(BundledKernel):
         :meth:`sweep` re-uploads when another instance ran last.
         """
         cp = cupy()
-        w = np.ascontiguousarray(weights, dtype=self.np_dtype).reshape(-1)
-        self._w_upload = w
+        w = self._constant_words(weights)
+        self._w_upload = np.asarray(weights, dtype=np.float64)
         ptr = self.mod.get_global("c_w")
-        cp.ndarray(w.shape, dtype=self.np_dtype, memptr=ptr).set(w)
+        cp.ndarray(w.shape, dtype=w.dtype, memptr=ptr).set(w)
         _WEIGHTS_OWNER[id(self.mod)] = self
 
     def numerics(self) -> SweepModel:
         """t stages of the base stencil, each a chain of K multiply-adds rounded to nearest in the storage
-        precision (the intermediate steps live in shared memory in that precision).  2K roundings per
-        output: one per FMA, or two where the compiler keeps a multiply and an add apart."""
+        precision (the intermediate steps live in shared memory in that precision; FP16/BF16 round every
+        packed FMA to the 16-bit format).  2K roundings per output: one per FMA, or two where the compiler
+        keeps a multiply and an add apart."""
         return self.sweep_model(self.stencil, self.fuse, self.dtype, self.precision, self.weights)
 
     @classmethod
@@ -155,7 +187,7 @@ class CudaCoreKernel(BundledKernel):
             raise TcAdvisorError(f"the CUDA-core kernel runs {', '.join(p.upper() for p in cls.REAL)}, "
                                  f"not {precision.upper()}")
         exact = np.asarray(weights, dtype=np.float64)
-        w = exact.astype(STORAGE[dtype]).astype(np.float64)  # as uploaded (uploaded_weights)
+        w = cls._rounded(exact, dtype)  # as uploaded (uploaded_weights)
         stage = Stage(weights=w, exact=exact, operand=None, u_acc=UNIT_ROUNDOFF[precision], terms=2 * stencil.K)
         return SweepModel((stage,) * int(fuse))
 
@@ -189,7 +221,8 @@ class CudaCoreKernel(BundledKernel):
             if g.gx < self.halo or g.pitch < g.gx - self.halo + (grid[0] - 1) * self.txo + self.cols:
                 raise RuntimeError(f"the 1D CUDA-core kernel needs ghosts of at least {self.halo} and a pitch covering "
                                    f"its tiles; the fields have {g}")
-            args = (fin.data, fout.data, i32(fin.nx), i32(g.gx), i32(grid[0]))
+            tiles = -(-fin.nx // self.txo)  # the launch's blocks take `lanes` tiles each
+            args = (fin.data, fout.data, i32(fin.nx), i32(g.gx), i32(tiles))
         elif self.stencil.dims <= 2:
             args = (fin.data, fout.data, i32(fin.nx), i32(fin.ny), np.int64(fin.pitch_y), i32(g.gx), i32(g.gy), i32(per))
         else:

@@ -38,6 +38,7 @@ ENTRIES = {
     "direct_store_depths": "precision -> shape -> radius -> depths",
     "keep_columns_depths": "precision -> shape -> radius -> depths",
     "cc3d_radius1": "precision -> depth -> [v, cols, rows, rows per thread, planes in flight]",
+    "pairs_strips_2d": "from depth -> [columns per thread, strip columns]",
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
 }
@@ -58,6 +59,7 @@ class MeasuredDefaults:
     direct_store_depths: dict  # (precision, shape, radius) -> depths
     keep_columns_depths: dict  # (precision, shape, radius) -> depths
     cc3d: dict  # (precision, depth) -> (v, cols, rows, rows per thread, planes in flight)
+    pairs_strips_2d: tuple  # ((from depth, columns per thread, strip columns), ...) by depth, FP16/BF16 pairs
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
     sources: dict  # entry -> tuple of results folders
@@ -170,12 +172,21 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
     if not isinstance(staged, bool):
         raise rd.fail("tile1d_staged.value", "true or false", staged)
     cc3d = {}
-    for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS).items():
+    # fp16: the FP16/BF16 pairs' own tiles where they were measured (else they take FP32's)
+    for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS + ("fp16",)).items():
         for t, tile in rd.mapping(depths, f"cc3d_radius1.value.{p}").items():
             where = f"cc3d_radius1.value.{p}.{t}"
             if not isinstance(tile, list) or len(tile) != 5:
                 raise rd.fail(where, "[v, cols, rows, rows per thread, planes in flight]", tile)
             cc3d[p, rd.int_(t, f"{where} depth", 1, 64)] = tuple(rd.int_(x, where, 1, 1024) for x in tile)
+    strips = []
+    for t, pair in rd.mapping(v["pairs_strips_2d"], "pairs_strips_2d.value").items():
+        where = f"pairs_strips_2d.value.{t}"
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise rd.fail(where, "[columns per thread, strip columns]", pair)
+        strips.append((rd.int_(t, f"{where} depth", 1, 64), rd.int_(pair[0], where, 1, 32), rd.int_(pair[1], where, 32, 4096)))
+    if not strips or min(strips)[0] != 1:
+        raise rd.fail("pairs_strips_2d.value", "entries from depth 1 on", v["pairs_strips_2d"])
     return MeasuredDefaults(
         tile1d_threads=rd.int_(v["tile1d_threads"], "tile1d_threads.value", 32, 1024),
         tile1d_v={p: rd.int_(x, f"tile1d_points_per_thread.value.{p}", 1, 64) for p, x in
@@ -190,6 +201,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
         keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),
         cc3d=cc3d,
+        pairs_strips_2d=tuple(sorted(strips)),
         tc=rd.by_fused_radius(v["tensor_cores"], "tensor_cores.value", rd.tc_entry),
         sptc_l2=rd.by_fused_radius(v["sparse_tensor_cores_l2_prefetch"], "sparse_tensor_cores_l2_prefetch.value",
                                    lambda x, where: rd.int_(x, where, 0, 32)),

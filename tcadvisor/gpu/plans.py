@@ -68,6 +68,32 @@ A_REG_LIMIT = 160
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 #: 32-bit registers per value held: 2 for FP64, 1 otherwise.
 _WORDS = {"fp64": 2, "fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1}
+#: The CUDA-core kernels' precisions and what selects each at compile time (kernels/cc_values.cuh): FP16 and
+#: BF16 compute two tiles at once, one 16-bit value of each in every 32-bit word (packed FMA).
+CC_VALUES = {"fp64": ("K_REAL", "double"), "fp32": ("K_REAL", "float"), "fp16": ("K_PAIR", 1), "bf16": ("K_PAIR", 2)}
+#: Tiles a CUDA-core block computes at once (the lanes of a word), per precision.
+CC_LANES = {"fp64": 1, "fp32": 1, "fp16": 2, "bf16": 2}
+
+
+def cc_word_bytes(precision: str) -> int:
+    """Bytes of one value as the CUDA-core kernels hold it in registers and shared memory: FP16/BF16 pairs
+    are 32-bit words, like FP32."""
+    return ELEMENT_BYTES[precision] * CC_LANES[precision]
+
+
+def cc3d_measured_tile(precision: str, t: int):
+    """The measured radius-1 3D tile of ``cc3d_radius1`` (kernels/defaults.yaml) for a precision and depth, or None:
+    FP16/BF16 pairs take their own entry where there is one, else FP32's."""
+    table = defaults.measured().cc3d
+    if CC_LANES[precision] > 1 and ("fp16", t) in table:
+        return table["fp16", t]
+    return table.get((cc_tuned_as(precision), t))
+
+
+def cc_tuned_as(precision: str) -> str:
+    """The precision whose measured defaults (kernels/defaults.yaml) a CUDA-core precision takes: FP16 and
+    BF16 run the FP32 kernel's loops, registers and shared memory on words of two values, so FP32's."""
+    return "fp32" if CC_LANES[precision] > 1 else precision
 
 
 #: The names the measured defaults had as constants of this module -> how :class:`defaults.MeasuredDefaults`
@@ -213,6 +239,11 @@ class LaunchPlan:
         return ELEMENT_BYTES[self.precision]
 
     @property
+    def lanes(self) -> int:
+        """Tiles a block computes at once: 2 on CUDA cores in FP16/BF16 (two values per word), else 1."""
+        return self.options.get("lanes", 1)
+
+    @property
     def registers(self) -> int:
         """Registers per thread, estimated before compiling (:func:`register_estimate`)."""
         return register_estimate(self)
@@ -226,7 +257,7 @@ class LaunchPlan:
         """(x extent, tiles across the streamed axis, streamed extent) for a (nz, ny, nx) grid."""
         nz, ny, nx = shape3
         if self.unit == "cuda_core":
-            gx = math.ceil(nx / self.outputs["x"])
+            gx = math.ceil(nx / self.outputs["x"] / self.lanes)  # blocks across x (each computes `lanes` tiles)
             if self.dims <= 2:
                 return nx, gx, (ny if self.dims == 2 else 1)
             return nx, gx * math.ceil(ny / self.outputs["y"]), nz
@@ -241,7 +272,7 @@ class LaunchPlan:
         _, across, ns = self._extents(shape3)
         chunks, per = split_stream(ns, across, slots, self.fill)
         if self.unit == "cuda_core":
-            gx = math.ceil(nx / self.outputs["x"])
+            gx = math.ceil(math.ceil(nx / self.outputs["x"]) / self.lanes)
             if self.dims <= 2:
                 return (gx, chunks, 1), per
             return (gx, math.ceil(ny / self.outputs["y"]), chunks), per
@@ -278,7 +309,7 @@ class LaunchPlan:
         slices = self.executed_slices(ns, chunks, per)
         if self.unit == "cuda_core":
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
-            columns = grid[0] * (grid[1] if self.dims == 3 else 1)
+            columns = grid[0] * self.lanes * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
         ni = ny if self.dims == 3 else 1
         mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
@@ -302,7 +333,7 @@ class LaunchPlan:
         t = self.fuse
         if self.unit == "cuda_core":
             reach = 2 * (self.options["ry"] if self.dims <= 2 else self.options["r"]) * t
-            held_x = math.ceil(nx / self.outputs["x"]) * self.tile["x"] / nx
+            held_x = _round_up(math.ceil(nx / self.outputs["x"]), self.lanes) * self.tile["x"] / nx
             held_y = math.ceil(ny / self.outputs["y"]) * self.tile["y"] / ny if self.dims == 3 else 1.0
             held_y *= float(computed_rows(self, per_warp=True))  # rows a step skips cost nothing
         else:
@@ -347,8 +378,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     leaves the others at their plain defaults (no trimming, one plane in flight,
     one row per thread), so that a scan varies one thing at a time.
     """
-    if precision not in ("fp64", "fp32"):
-        raise TcAdvisorError(f"the CUDA-core kernel runs FP64 and FP32, not {precision.upper()}")
+    if precision not in CC_VALUES:
+        raise TcAdvisorError(f"the CUDA-core kernel runs {', '.join(p.upper() for p in CC_VALUES)}, "
+                             f"not {precision.upper()}")
     if layout not in (None, "stream", "tile"):
         raise TcAdvisorError(f"layout = {layout!r}: the CUDA-core kernels lay out 'stream' (1D/2D/3D) or 'tile' (1D)")
     if stencil.dims == 1 and layout != "stream":
@@ -378,15 +410,16 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     r, t = stencil.radius, int(fuse)
     halo = r * t
     star = int(stencil.shape == "star" and stencil.dims > 1)
-    real = {"fp64": "double", "fp32": "float"}[precision]
-    size = ELEMENT_BYTES[precision]
+    value = CC_VALUES[precision]
+    size = cc_word_bytes(precision)  # shared memory holds words of the kernel's values
     words = _WORDS[precision]
+    tuned, lanes = cc_tuned_as(precision), CC_LANES[precision]
     if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
         raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
     measured = defaults.measured()
-    if (stencil.dims == 3 and r == 1 and (precision, t) in measured.cc3d
+    if (stencil.dims == 3 and r == 1 and cc3d_measured_tile(precision, t) is not None
             and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))):
-        v, cols, rows, rows_per_thread, prefetch = measured.cc3d[precision, t]
+        v, cols, rows, rows_per_thread, prefetch = cc3d_measured_tile(precision, t)
         trap = True
         from_table = True
     else:
@@ -403,18 +436,20 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError(f"rows_per_thread = {rows_per_thread}: the 3D CUDA-core kernel gives a thread 1 to 4 rows")
     if stencil.dims <= 2:
         ry = r if stencil.dims == 2 else 0
-        dv, dcols = (2, 256) if precision == "fp64" else ((2, 512) if t < measured.one_row_from["fp32"]
+        dv, dcols = (2, 256) if tuned == "fp64" else ((2, 512) if t < measured.one_row_from["fp32"]
                                                         else (4, 1024))
-        if (precision == "fp64" and stencil.shape == "box" and stencil.dims == 2 and r == 1
+        if (tuned == "fp64" and stencil.shape == "box" and stencil.dims == 2 and r == 1
                 and t in measured.wide_strips_fp64_box_r1):
             dcols = 512
+        if lanes > 1:  # FP16/BF16 pairs: narrower strips (two per block), pairs_strips_2d of kernels/defaults.yaml
+            dv, dcols = [(pv, pc) for d, pv, pc in measured.pairs_strips_2d if d <= t][-1]
         if async_copy is None:
-            async_copy = precision == "fp64" and ry == 1 and t >= measured.async_from_fp64_r1
+            async_copy = tuned == "fp64" and ry == 1 and t >= measured.async_from_fp64_r1
         if direct_store is None:
-            direct_store = stencil.dims == 2 and t in measured.direct_store_depths.get((precision, stencil.shape, r), ())
+            direct_store = stencil.dims == 2 and t in measured.direct_store_depths.get((tuned, stencil.shape, r), ())
         direct_store = bool(direct_store)
         if keep_columns is None:
-            keep_columns = stencil.dims == 2 and t in measured.keep_columns_depths.get((precision, stencil.shape, r), ())
+            keep_columns = stencil.dims == 2 and t in measured.keep_columns_depths.get((tuned, stencil.shape, r), ())
         keep_columns = bool(keep_columns)
         if v is None:
             v = dv
@@ -426,7 +461,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                 cols *= 2
         nt = min(cols // v, 1024)
         if rows_per_iter is None:
-            rows_per_iter = 1 if t >= measured.one_row_from.get(precision, 10**9) else DEFAULT_ROWS_PER_ITER
+            rows_per_iter = 1 if t >= measured.one_row_from.get(tuned, 10**9) else DEFAULT_ROWS_PER_ITER
         nr = rows_per_iter
         cols = nt * v
         txo = cols - 2 * halo
@@ -438,7 +473,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         npend = max(2 * ry, 1)
         live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v
                 + (t - 1) * nr * v * keep_columns) * words
-        defines = (("K_REAL", real), ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
+        if async_copy and lanes > 1:
+            raise TcAdvisorError(f"async_copy copies whole values; the CUDA-core kernel's {precision.upper()} "
+                                 "words pack two strips (it loads them through registers)")
+        defines = (value, ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
         defines += (("K_KEEP", 1),) * keep_columns
         defines += _cc_taps(stencil)
@@ -446,7 +484,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
                                    "async": bool(async_copy), "direct": direct_store, "keep": keep_columns,
-                                   "flops_per_update": 2 * stencil.K})
+                                   "flops_per_update": 2 * stencil.K, **({"lanes": lanes} if lanes > 1 else {})})
     if v is None:
         v = 4
         while v > 1 and t * 2 * r * v > PEND_LIMIT:
@@ -469,14 +507,15 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
     smem = t * 2 * planebuf * size
     live = _cc3d_live_words(r, t, v, w, prefetch, words)
-    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
+    defines = (value, ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
                 + (("K_W", w),) * (w != 1))
     defines += _cc_taps(stencil)
     return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * byt, (bx, byt, 1), smem,
                       {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
                       options={"v": v, "bx": bx, "by": by, "w": w, "r": r, "planebuf": planebuf, "trap": bool(trap),
-                               "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K})
+                               "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K,
+                               **({"lanes": lanes} if lanes > 1 else {})})
 
 
 #: Static shared memory a CUDA block may declare (48 KiB; more needs dynamic shared memory).
@@ -505,9 +544,12 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     """
     r, t = stencil.radius, int(fuse)
     halo = r * t
-    size = ELEMENT_BYTES[precision]
+    if precision not in CC_VALUES:
+        raise TcAdvisorError(f"the CUDA-core kernel runs {', '.join(p.upper() for p in CC_VALUES)}, "
+                             f"not {precision.upper()}")
+    size = cc_word_bytes(precision)  # registers and shared memory hold words (FP16/BF16: two tiles' values)
     vec = 16 // size
-    real = {"fp64": "double", "fp32": "float"}[precision]
+    lanes = CC_LANES[precision]
     if r > 31:
         raise TcAdvisorError(f"{stencil.name}: radius {r} is too large for the 1D CUDA-core kernel's 64-bit tap "
                              "mask (at most 31)")
@@ -518,7 +560,7 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
         return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
 
     if v is None:
-        v = measured.tile1d_v[precision]
+        v = measured.tile1d_v[cc_tuned_as(precision)]
         nt0 = measured.tile1d_threads if cols is None else max(1, cols // v)
         while ((2 * halo * 4 > nt0 * v or v < r) and v < measured.tile1d_max_v
                and static_smem(2 * v, nt0) <= STATIC_SMEM_LIMIT):
@@ -545,13 +587,13 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     words = _WORDS[precision]
     live = (2 * v + 2 * r) * words  # the thread's points and the window of the step
     taps = _taps_mask(stencil)
-    defines = (("K_REAL", real), ("K_R", r), ("K_T", t), ("K_V", v), ("K_NT", nt), ("K_TXO", txo))
+    defines = (CC_VALUES[precision], ("K_R", r), ("K_T", t), ("K_V", v), ("K_NT", nt), ("K_TXO", txo))
     defines += (("K_TAPS", f"{taps}ull"),) if taps is not None else ()
     defines += (("K_STAGE", 1),) if stage else ()
     return LaunchPlan("cuda_cores", "cuda_core", precision, 1, t, halo, nt, (nt, 1, 1), smem,
                       {"x": cols}, {"x": txo}, 1, 1, 1, live, defines,
                       options={"v": v, "nt": nt, "nr": 1, "ry": 0, "r": r, "layout": "tile1d", "stage": stage,
-                               "flops_per_update": 2 * stencil.K})
+                               "flops_per_update": 2 * stencil.K, **({"lanes": lanes} if lanes > 1 else {})})
 
 
 #: The compiler's own report (registers, bytes spilled) for 3D CUDA-core configurations, keyed by their
@@ -608,7 +650,7 @@ def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols:
 def cc3d_generic_tile(stencil: Stencil, t: int, precision: str) -> tuple[int, int, int] | None:
     """(v, cols, rows) the generic 3D rule starts from, or None where ``cc3d_radius1`` of kernels/defaults.yaml decides."""
     r = stencil.radius
-    if r == 1 and (precision, t) in defaults.measured().cc3d:
+    if r == 1 and cc3d_measured_tile(precision, t) is not None:
         return None
     v = 4
     while v > 1 and t * 2 * r * v > PEND_LIMIT:
