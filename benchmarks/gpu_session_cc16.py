@@ -75,6 +75,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--sweeps", type=int, default=4)
     ap.add_argument("--mode", choices=("depths", "scan"), default="depths")
+    ap.add_argument("--scan", help="with --mode scan: a JSON list of [stencil, [depths], [{knob: value}, ...]] "
+                                   "replacing the built-in SCAN")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -181,7 +183,9 @@ SCAN = [("Box-2D1R", (1, 2, 4, 8, 10, 12), [{"cols": c, "v": v} for c in (256, 5
 
 
 def scan(args, measure, rows, device, date, start):
-    for name, depths, knobs in SCAN:
+    import json
+
+    for name, depths, knobs in (json.loads(args.scan) if args.scan else SCAN):
         st = parse_stencil(name)
         for t in depths:
             measure(st, "cuda_core", "half", t, checked=True)  # the default of this moment

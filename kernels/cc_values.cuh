@@ -55,6 +55,35 @@ __device__ __forceinline__ real load_lanes(const elem* src, long long stride, bo
 #endif
 }
 
+// K_VEC2 (pairs, an even number of columns per thread): a thread loads and stores two adjacent points of each lane
+// with one 32-bit access per lane (two words, one per point) instead of two 16-bit ones: half the registers for
+// the same bytes in flight.  The strip or tile then starts at an even padded column (the kernels shift it by
+// OFF = 1 where the ghost width makes it odd, and keep two columns of room for that in TXO).
+#ifndef K_VEC2
+#define K_VEC2 0
+#endif
+#if K_VEC2 && !K_PAIR
+#error "K_VEC2 packs FP16/BF16 pairs (K_PAIR)"
+#endif
+
+// Points src[0], src[1] of lane 0 and src[stride], src[stride + 1] of lane 1 (zeros where `second` is false) as
+// the words p0 (point 0 of both lanes) and p1 (point 1); src must be 4-byte aligned.
+__device__ __forceinline__ void load_lanes2(real& p0, real& p1, const elem* src, long long stride, bool second) {
+#if K_PAIR
+    const unsigned a = *reinterpret_cast<const unsigned*>(src);
+    const unsigned b = second ? *reinterpret_cast<const unsigned*>(src + stride) : 0u;
+    p0 = (a & 0xFFFFu) | (b << 16);
+    p1 = (a >> 16) | (b & 0xFFFF0000u);
+#endif
+}
+// The words p0, p1 (two adjacent points of both lanes) to dst[0..1] (lane 0) and, if `second`, dst[stride..] (lane 1).
+__device__ __forceinline__ void store_lanes2(elem* dst, long long stride, real p0, real p1, bool second) {
+#if K_PAIR
+    *reinterpret_cast<unsigned*>(dst) = (p0 & 0xFFFFu) | (p1 << 16);
+    if (second) *reinterpret_cast<unsigned*>(dst + stride) = (p0 >> 16) | (p1 & 0xFFFF0000u);
+#endif
+}
+
 // Stores each lane's value of `v` where that lane's point lies in the domain: lane 0 at dst[0] if `ok0`,
 // lane 1 at dst[stride] if `ok1` (ignored without pairs).
 __device__ __forceinline__ void store_lanes(elem* dst, long long stride, real v, bool ok0, bool ok1) {

@@ -71,7 +71,7 @@
 #define KH (2 * RY + 1)
 #define HALO (RX * T)
 #define COLS (NT * V)
-#define TXO (COLS - 2 * HALO)
+#define TXO (COLS - 2 * HALO - 2 * K_VEC2)  // K_VEC2: two columns of room to start the strip at an even column
 #define NV (V + 2 * RX)
 #define NPEND (2 * RY)
 #define BANKMOD ((int)(128 / sizeof(real)))  // elements per 128-byte shared-memory wavefront
@@ -143,7 +143,10 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
     const int Y0 = blockIdx.y * rows_per_block;
     const int Y1 = min(Y0 + rows_per_block, H);
     const int rows_padded = H + 2 * Gy;
-    const long long colbase = (long long)Gx + X0 - HALO;  // padded column of strip column 0
+    // K_VEC2: the strip starts OFF columns early so that its first padded column is even (4-byte aligned pairs of
+    // 16-bit values); its outputs are strip columns [HALO + OFF, HALO + OFF + TXO).  Without K_VEC2, OFF = 0.
+    const int OFF = K_VEC2 ? ((Gx - HALO) & 1) : 0;
+    const long long colbase = (long long)Gx + X0 - HALO - OFF;  // padded column of strip column 0
 
     for (int k = tid; k < NSLOT * 2 * NR * ROWBUF; k += NT) smem[k] = real(0);
 
@@ -166,7 +169,25 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
 #endif
 
     real ld[NR][V];
+#if K_VEC2
+    // Coalesced load of NR input rows from row q: thread tid takes strip columns 2j and 2j + 1, j = tid + m*NT,
+    // one 32-bit access per lane (ld[rr][k] holds strip column COLV(k)).
+#define COLV(k) (2 * (tid + ((k) >> 1) * NT) + ((k) & 1))
+#define LOAD_ROWS(q)                                                                 \
+    {                                                                                \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int prow_ = Gy + (q) + rr;                                         \
+            const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
+            const elem* src_ = in + (long long)prow_ * pitch + colbase;              \
+            _Pragma("unroll") for (int m = 0; m < V / 2; ++m) {                      \
+                if (ok_) load_lanes2(ld[rr][2 * m], ld[rr][2 * m + 1], src_ + 2 * (tid + m * NT), TXO, second); \
+                else ld[rr][2 * m] = ld[rr][2 * m + 1] = real(0);                    \
+            }                                                                        \
+        }                                                                            \
+    }
+#else
     // Coalesced load of NR input rows from row q: thread tid takes strip columns tid + k*NT.
+#define COLV(k) (tid + (k) * NT)
 #define LOAD_ROWS(q)                                                                 \
     {                                                                                \
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
@@ -177,10 +198,11 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                 ld[rr][k] = ok_ ? load_lanes(src_ + tid + k * NT, TXO, second) : real(0); \
         }                                                                            \
     }
+#endif
 #define STORE_ROWS(buf)                                                              \
     {                                                                                \
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr)                            \
-        _Pragma("unroll") for (int k = 0; k < V; ++k) (buf)[rr * ROWBUF + sidx(tid + k * NT + RX)] = ld[rr][k]; \
+        _Pragma("unroll") for (int k = 0; k < V; ++k) (buf)[rr * ROWBUF + sidx(COLV(k) + RX)] = ld[rr][k]; \
     }
     // The same rows copied straight into shared memory (K_ASYNC); rows outside the field are zero-filled.
 #define COPY_ROWS(q, buf)                                                            \
@@ -195,6 +217,34 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
     }
 #define BUF(s_, par_) (smem + (((s_) * 2 + (par_)) * NR) * ROWBUF)
     // Coalesced store of the rows finished in iteration it_ (they sit in slot T, parity it_ & 1).
+#if K_VEC2
+    // Two adjacent columns per access and lane where both are outputs of both lanes' strips, else one by one.
+#define STORE_OUT(it_)                                                               \
+    {                                                                                \
+        const real* fin_ = BUF(T, (it_) & 1);                                        \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int q_ = Y0 + ((it_) - T + 1) * NR - 2 * RY * T + rr;              \
+            if (q_ >= Y0 && q_ < Y1) {                                               \
+                elem* dst_ = out + (long long)(Gy + q_) * pitch + colbase;           \
+                _Pragma("unroll") for (int m = 0; m < V / 2; ++m) {                  \
+                    const int c_ = 2 * (tid + m * NT);                               \
+                    const real v0_ = fin_[rr * ROWBUF + sidx(c_ + RX)];              \
+                    const real v1_ = fin_[rr * ROWBUF + sidx(c_ + 1 + RX)];          \
+                    const int x_ = X0 - HALO - OFF + c_;  /* lane 0's domain column */ \
+                    if (c_ >= HALO + OFF && c_ + 1 < HALO + OFF + TXO && x_ + 1 < W && (!second || x_ + TXO + 1 < W)) { \
+                        store_lanes2(dst_ + c_, TXO, v0_, v1_, second);              \
+                    } else {                                                         \
+                        _Pragma("unroll") for (int e = 0; e < 2; ++e) {              \
+                            const bool in_ = c_ + e >= HALO + OFF && c_ + e < HALO + OFF + TXO; \
+                            store_lanes(dst_ + c_ + e, TXO, e ? v1_ : v0_, in_ && x_ + e < W, \
+                                        second && in_ && x_ + TXO + e < W);          \
+                        }                                                            \
+                    }                                                                \
+                }                                                                    \
+            }                                                                        \
+        }                                                                            \
+    }
+#else
 #define STORE_OUT(it_)                                                               \
     {                                                                                \
         const real* fin_ = BUF(T, (it_) & 1);                                        \
@@ -204,14 +254,15 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                 elem* dst_ = out + (long long)(Gy + q_) * pitch + colbase;           \
                 _Pragma("unroll") for (int k = 0; k < V; ++k) {                      \
                     const int c_ = tid + k * NT;                                     \
-                    const bool in_ = c_ >= HALO && c_ < HALO + TXO;                  \
-                    if (in_ && X0 - HALO + c_ < W)                                   \
+                    const bool in_ = c_ >= HALO + OFF && c_ < HALO + OFF + TXO;      \
+                    if (in_ && X0 - HALO - OFF + c_ < W)                             \
                         store_lanes(dst_ + c_, TXO, fin_[rr * ROWBUF + sidx(c_ + RX)], true, \
-                                    second && X0 + TXO - HALO + c_ < W);             \
+                                    second && X0 + TXO - HALO - OFF + c_ < W);       \
                 }                                                                    \
             }                                                                        \
         }                                                                            \
     }
+#endif
 
     __syncthreads();
     LOAD_ROWS(Y0 - RY * T);
@@ -285,8 +336,8 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
 #pragma unroll
                         for (int v = 0; v < V; ++v) {
                             const int c = tid * V + v;
-                            if (c >= HALO && c < HALO + TXO && X0 - HALO + c < W)
-                                store_lanes(out_ + c, TXO, res[v], true, second && X0 + TXO - HALO + c < W);
+                            if (c >= HALO + OFF && c < HALO + OFF + TXO && X0 - HALO - OFF + c < W)
+                                store_lanes(out_ + c, TXO, res[v], true, second && X0 + TXO - HALO - OFF + c < W);
                         }
                     }
                 } else {

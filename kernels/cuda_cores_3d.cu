@@ -55,7 +55,7 @@
 #define HALO (R * T)
 #define COLS (BX * V)
 #define ROWS (BY * W)
-#define TXO (COLS - 2 * HALO)
+#define TXO (COLS - 2 * HALO - 2 * K_VEC2)  // K_VEC2: two columns of room to start the tile at an even column
 #define TYO (ROWS - 2 * HALO)
 #define NV (V + 2 * R)
 #define NPEND (2 * R)
@@ -111,7 +111,10 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
     const int Z1 = min(Z0 + planes_per_block, nz);
     const int planes_padded = nz + 2 * Gz;
     const int rows_padded = ny + 2 * Gy;
-    const long long colbase = (long long)Gx + X0 - HALO;
+    // K_VEC2: the tile starts OFF columns early so that its first padded column is even (4-byte aligned pairs of
+    // 16-bit values); its outputs are tile columns [HALO + OFF, HALO + OFF + TXO).  Without K_VEC2, OFF = 0.
+    const int OFF = K_VEC2 ? ((Gx - HALO) & 1) : 0;
+    const long long colbase = (long long)Gx + X0 - HALO - OFF;
     const int prow = Gy + Y0 - HALO + ry0;  // padded row of this thread's first tile row
     bool row_ok[W];
 #pragma unroll
@@ -130,6 +133,23 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
                 for (int v = 0; v < V; ++v) pend[s][m][w][v] = real(0);
 
     real ld[PF][W][V];  // ring of input planes in flight: plane j sits in slot j % PF
+#if K_VEC2
+    // Columns 2j and 2j + 1 (j = tx + m*BX) with one 32-bit access per lane; ld[slot][w][k] holds tile column COLV(k).
+#define COLV(k) (2 * (tx + ((k) >> 1) * BX) + ((k) & 1))
+#define LOAD_PLANE(q, slot)                                                                          \
+    {                                                                                                \
+        const int pz_ = Gz + (q);                                                                    \
+        _Pragma("unroll") for (int w = 0; w < W; ++w) {                                              \
+            const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
+            const elem* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
+            _Pragma("unroll") for (int m = 0; m < V / 2; ++m) {                                      \
+                if (ok_) load_lanes2(ld[slot][w][2 * m], ld[slot][w][2 * m + 1], src_ + 2 * (tx + m * BX), TXO, second); \
+                else ld[slot][w][2 * m] = ld[slot][w][2 * m + 1] = real(0);                          \
+            }                                                                                        \
+        }                                                                                            \
+    }
+#else
+#define COLV(k) (tx + (k) * BX)
 #define LOAD_PLANE(q, slot)                                                                          \
     {                                                                                                \
         const int pz_ = Gz + (q);                                                                    \
@@ -140,11 +160,12 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
                 ld[slot][w][k] = ok_ ? load_lanes(src_ + tx + k * BX, TXO, second) : real(0);        \
         }                                                                                            \
     }
+#endif
 #define STORE_PLANE(buf, slot)                                                                       \
     {                                                                                                \
         _Pragma("unroll") for (int w = 0; w < W; ++w)                                                \
         _Pragma("unroll") for (int k = 0; k < V; ++k)                                                \
-            (buf)[(ry0 + w + R) * ROWBUF + sidx(tx + k * BX + R)] = ld[slot][w][k];                  \
+            (buf)[(ry0 + w + R) * ROWBUF + sidx(COLV(k) + R)] = ld[slot][w][k];                      \
     }
 
     __syncthreads();
@@ -220,11 +241,11 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
                     if (q >= Z0 && q < Z1 && ry0 + w >= HALO && ry0 + w < HALO + TYO && y < ny) {
                         elem* dst = out + (long long)(Gz + q) * pitch_z + (long long)(prow + w) * pitch_y + colbase
                                     + tx * V;
-                        const int x0 = X0 - HALO + tx * V;
+                        const int x0 = X0 - HALO - OFF + tx * V;
 #pragma unroll
                         for (int v = 0; v < V; ++v) {
                             const int c = tx * V + v;
-                            if (c >= HALO && c < HALO + TXO && x0 + v < nx)
+                            if (c >= HALO + OFF && c < HALO + OFF + TXO && x0 + v < nx)
                                 store_lanes(dst + v, TXO, res[w][v], true, second && x0 + TXO + v < nx);
                         }
                     }

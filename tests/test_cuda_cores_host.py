@@ -377,3 +377,24 @@ def test_1d_stencils_too_wide_for_the_tile_stream_their_row(host_kernels):
     assert check(k, x, run_sweep(k, x)).passed
     with pytest.raises(TcAdvisorError, match="the 1D CUDA-core kernel's tile"):
         host_kernels(st, 2, "double", "fp64", w, layout="tile")
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(2, 1), 2, "half"), (Stencil.star(2, 2), 3, "bfloat16"),
+                                                  (Stencil.box(3, 1), 2, "bfloat16")], ids=_ids)
+def test_pairs_on_fields_with_odd_ghost_offsets_give_the_same_bits(host_kernels, monkeypatch, stencil, fuse, dtype):
+    """FP16/BF16 with 32-bit accesses of two columns per lane (K_VEC2) need each strip or tile to start at an even
+    padded column: on a field whose ghosts are one column wider (a deeper sweep's field), the kernel starts it one
+    column early.  The same operations on every output, so the same bits, and every output written."""
+    from tcadvisor.gpu.fields import Geometry
+
+    kernel = host_kernels(stencil, fuse, dtype, PRECISION[dtype], random_weights(stencil.mask(), np.random.default_rng(4)))
+    assert dict(kernel.plan.defines).get("K_VEC2") == 1
+    x = data((11, 29, 70) if stencil.dims == 3 else (1, 17, 1100), dtype)
+    even = run_sweep(kernel, x)
+    plain = kernel.geometry
+    monkeypatch.setattr(kernel, "geometry", lambda shape3: (lambda g: Geometry(g.gz, g.gy, g.gx + 1, g.pitch + 32))(
+        plain(shape3)))
+    odd = run_sweep(kernel, x)
+    assert kernel.geometry(x.shape).gx % 2 != plain(x.shape).gx % 2
+    assert check(kernel, x, odd).passed
+    assert np.array_equal(even.view(np.uint8), odd.view(np.uint8))

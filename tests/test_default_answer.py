@@ -56,11 +56,12 @@ def test_each_option_keeps_its_bound_the_base_model_at_its_own_alpha_beta_and_pe
 
 def test_star3d1r_float_never_recommends_a_depth_the_kernel_cannot_run():
     """The paper's model puts CUDA cores at t = 12, where every tile of the bundled kernel spills registers (its
-    planner refuses such depths: kernels/compiled-resources.csv); t = 8 and 9 need 340 KiB of shared memory."""
+    planner refuses such depths: kernels/compiled-resources.csv); at t = 8 and 9 the tile that fits the registers
+    needs more shared memory than any GPU gives a block (340 KiB) and the smaller ones spill."""
     assert advise("Star-3D1R", "float", H100, model="base").verdict.fuse == 12
     adv = advise("Star-3D1R", "float", H100)
     cc = adv.unit_skipped["cuda_core"]
-    assert "would spill to local memory" in cc[12] and "340 KiB of shared memory per block" in cc[8]
+    assert "would spill to local memory" in cc[12] and "would spill to local memory" in cc[8]
     assert set(cc) == {8, 9} | set(range(12, 17))
     assert adv.best["cuda_core"].fuse not in cc and adv.verdict.fuse not in adv.unit_skipped[adv.verdict.unit]
     for u, depths in adv.unit_skipped.items():

@@ -106,9 +106,9 @@ def test_register_estimate_against_the_compiled_counts():
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_REAL="float", K_R=1, K_T=4, K_STAR=0, K_V=4, K_BX=34, K_BY=12, K_W=2),
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 4, "fp32", v=4, cols=136, rows=24, rows_per_thread=2)),
     # FP16/BF16 pairs: 32-bit words of two values in shared memory, laid out as FP32's
-    ("cuda_cores_2d.cu", "ROWBUF", dict(K_PAIR=1, K_RX=1, K_RY=1, K_T=4, K_STAR=0, K_V=4, K_NT=128, K_NR=2),
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_PAIR=1, K_RX=1, K_RY=1, K_T=4, K_STAR=0, K_V=2, K_NT=128, K_NR=2, K_VEC2=1),
      lambda: plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16")),
-    ("cuda_cores_3d.cu", "PLANEBUF", dict(K_PAIR=2, K_R=1, K_T=2, K_STAR=0, K_V=4, K_BX=16, K_BY=16),
+    ("cuda_cores_3d.cu", "PLANEBUF", dict(K_PAIR=2, K_R=1, K_T=2, K_STAR=0, K_V=2, K_BX=32, K_BY=16, K_VEC2=1),
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 2, "bf16")),
 ])
 def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):

@@ -464,7 +464,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             rows_per_iter = 1 if t >= measured.one_row_from.get(tuned, 10**9) else DEFAULT_ROWS_PER_ITER
         nr = rows_per_iter
         cols = nt * v
-        txo = cols - 2 * halo
+        vec2 = int(lanes > 1 and v % 2 == 0)  # FP16/BF16: 32-bit accesses of two columns per lane (K_VEC2)
+        txo = cols - 2 * halo - 2 * vec2  # K_VEC2 keeps two columns to start the strip at an even column
         if txo <= 0:
             raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                                  f"CUDA-core kernel's {cols}-column strips")
@@ -479,6 +480,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         defines = (value, ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
         defines += (("K_KEEP", 1),) * keep_columns
+        defines += (("K_VEC2", 1),) * vec2
         defines += _cc_taps(stencil)
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
@@ -499,7 +501,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns and rows per thread: cols = {cols}, "
                              f"v = {v}, rows = {by}, rows_per_thread = {w}")
     bx, byt = cols // v, by // w
-    txo, tyo = cols - 2 * halo, by - 2 * halo
+    vec2 = int(lanes > 1 and v % 2 == 0)  # FP16/BF16: 32-bit accesses of two columns per lane (K_VEC2)
+    txo, tyo = cols - 2 * halo - 2 * vec2, by - 2 * halo
     if txo <= 0 or tyo <= 0 or bx * byt > 1024:
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                              f"3D CUDA-core kernel's {cols} x {by} tiles of at most 1024 threads "
@@ -510,6 +513,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     defines = (value, ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
                 + (("K_W", w),) * (w != 1))
+    defines += (("K_VEC2", 1),) * vec2
     defines += _cc_taps(stencil)
     return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * byt, (bx, byt, 1), smem,
                       {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
@@ -634,9 +638,16 @@ def _cc3d_live_words(r: int, t: int, v: int, w: int, prefetch: int, words: int) 
     return (t * 2 * r * v * w + prefetch * v * w + (2 * r + w) * (v + 2 * r) + v * w) * words
 
 
+#: The most shared memory one block may have on any NVIDIA GPU so far (Hopper's opt-in, 227 KiB): a 3D tile
+#: needing more is skipped for the next candidate (Star-3D1R FP32 at t = 8 wanted 340 KiB and was refused,
+#: while the smaller tiles after it fit).
+BLOCK_SMEM_LIMIT = 227 * 1024
+
+
 def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols: int, by: int):
     """The tiles the generic 3D rule tries, in order: (columns per thread, rows, plan) -- the default, then fewer
-    rows, then fewer columns per thread (benchmarks/ptxas_resources.py compiles them in this order)."""
+    rows, then fewer columns per thread (benchmarks/ptxas_resources.py compiles them in this order); tiles whose
+    shared memory no GPU gives one block (:data:`BLOCK_SMEM_LIMIT`) are left out."""
     halo = stencil.radius * t
     tried = set()
     for v_ in sorted({v, max(1, v // 2), 1}, reverse=True):
@@ -644,7 +655,10 @@ def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols:
             if by_ > by or by_ - 2 * halo <= 0 or cols % v_ or (cols // v_) * by_ > 1024 or (v_, by_) in tried:
                 continue
             tried.add((v_, by_))
-            yield v_, by_, plan_cuda_cores(stencil, t, precision, v=v_, cols=cols, rows=by_)
+            plan = plan_cuda_cores(stencil, t, precision, v=v_, cols=cols, rows=by_)
+            if plan.smem > BLOCK_SMEM_LIMIT:  # never resident on any GPU: try the next (smaller) tile
+                continue
+            yield v_, by_, plan
 
 
 def cc3d_generic_tile(stencil: Stencil, t: int, precision: str) -> tuple[int, int, int] | None:
