@@ -68,7 +68,7 @@ def test_star3d1r_float_never_recommends_a_depth_the_kernel_cannot_run():
         for t in depths:
             assert not adv.by_depth[u][t].available and adv.by_depth[u][t].kernel_refused
     text = format_advice(adv)
-    assert "Not searched, the bundled kernel cannot run them: CUDA cores t = 8..9 (at t = 8: 340 KiB" in text
+    assert "Not searched, the bundled kernel cannot run them: CUDA cores t = 8..9 (at t = 8: Star-3D1R fused x8: every tile" in text
     assert "t = 12..16 (at t = 12: Star-3D1R fused x12: every tile of the 3D CUDA-core kernel" in text
     assert "the depths each bundled kernel runs" in adv.verdict_text
     d = advice_dict(adv)
