@@ -398,3 +398,16 @@ def test_pairs_on_fields_with_odd_ghost_offsets_give_the_same_bits(host_kernels,
     assert kernel.geometry(x.shape).gx % 2 != plain(x.shape).gx % 2
     assert check(kernel, x, odd).passed
     assert np.array_equal(even.view(np.uint8), odd.view(np.uint8))
+
+
+def test_bf16_refuses_stencils_whose_chain_has_no_error_bound():
+    """2K roundings to BF16 per step: from K = 64 taps the bound γ_2K reaches 100 % and no check could tell a
+    right result from a wrong one, so the kernel (and with it the advisor) refuses; FP16 goes to K = 511."""
+    from tcadvisor.gpu.cuda_cores import CudaCoreKernel
+
+    assert CudaCoreKernel.unsupported(Stencil.box(2, 3), 1, "bfloat16", "bf16") is None  # K = 49
+    why = CudaCoreKernel.unsupported(Stencil.box(2, 4), 1, "bfloat16", "bf16")  # K = 81
+    assert why.startswith("Box-2D4R has 81 taps") and "at most 63 taps in BF16" in why
+    assert CudaCoreKernel.unsupported(Stencil.box(3, 3), 1, "half", "fp16") is None  # K = 343
+    with pytest.raises(TcAdvisorError, match="no error bound below 100 %"):
+        CudaCoreKernel(Stencil.box(3, 2), 1, "bfloat16", "bf16", np.ones((5, 5, 5)) / 125)

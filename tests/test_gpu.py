@@ -34,11 +34,15 @@ def _cases():
             for r in (1, 2, 4):
                 for t in ((1, 2, 3, 8) if r <= 2 else (1, 3)):
                     for dtype in DTYPES["cuda_core"]:
+                        if dtype == "bfloat16" and getattr(Stencil, shape)(dims, r).K >= 64:
+                            continue  # refused: no BF16 error bound (test_bf16_refuses_stencils_whose_chain_has_no_error_bound)
                         cases.append(("cuda_core", shape, dims, r, t, dtype, GRIDS[dims], None))
     for shape in ("box", "star"):
         for r, ts in ((1, (1, 2, 4)), (2, (1, 2))):
             for t in ts:
                 for dtype in DTYPES["cuda_core"]:
+                    if dtype == "bfloat16" and getattr(Stencil, shape)(3, r).K >= 64:
+                        continue
                     cases.append(("cuda_core", shape, 3, r, t, dtype, GRIDS[3], None))
     # the deepest tiles the 3D planner launches without spilling (kernels/compiled-resources.csv)
     for r, t, dtype in ((1, 5, "double"), (2, 2, "double"), (2, 3, "float"), (3, 1, "float"), (1, 11, "float")):
@@ -224,8 +228,12 @@ def test_negative_controls_fail(unit, dtype):
     assert ok.passed, (ok.sweep.violations, ok.max_rel_error, ok.tolerance)
     bad, _ = runner.checked_sweeps({t: wrong}, [t, t], dtype, fields, x0, w, models={t: right.numerics()})
     assert not bad.passed and bad.sweep.violations > 0
+    # BF16 on CUDA cores rounds each of a step's 2K multiply-adds to 8 bits: its sound interval (about 18 % after
+    # two steps of Box-2D1R) is wider than neighbouring values differ, so an output shifted by one column passes;
+    # an output off by a quarter does not.
+    coarse = unit == "cuda_core" and dtype == "bfloat16"
     shifted, _ = runner.checked_sweeps({t: right}, [t], dtype, fields, x0, w,
-                                       tamper=lambda v: cp.roll(v, 1, axis=-1))
+                                       tamper=(lambda v: 1.25 * v) if coarse else (lambda v: cp.roll(v, 1, axis=-1)))
     assert shifted.sweep.violations > 0.5 * grid[0] * grid[1]
 
 

@@ -56,6 +56,13 @@ class CudaCoreKernel(BundledKernel):
             return why
         if cls.REAL[precision] != dtype:
             return f"the CUDA-core kernel stores {precision.upper()} fields, not {dtype}"
+        terms = 2 * stencil.K  # roundings of one stage's chain of multiply-adds (numerics)
+        if terms * UNIT_ROUNDOFF[precision] >= 0.5:
+            # γ_2K ≥ 1: the rounding bound of one step exceeds 100 %, so no check can tell a right result from a
+            # wrong one (BF16 from K = 64 taps, FP16 from K = 512)
+            return (f"{stencil.name} has {stencil.K} taps: a chain of {terms} {precision.upper()} roundings per step "
+                    f"has no error bound below 100 % on CUDA cores (at most {int(0.25 / UNIT_ROUNDOFF[precision]) - 1} "
+                    f"taps in {precision.upper()}); use float, or Tensor Cores, which accumulate in FP32")
         if device is not None and cls.device_reason(precision, device):
             return cls.device_reason(precision, device)
         if device is not None and tuple(device["cc"]) < (8, 0) and stencil.dims <= 2:
