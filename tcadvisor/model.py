@@ -552,7 +552,7 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
         (c_fma, K * 2 * N_sm * f_clk / P_cc, "cycles", TERM_SYMBOLS[c_fma], "cuda_core"),
         (c_sh, (n_ld + n_st) * S / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_sh], "cuda_core"),
         (c_is, (K + n_ld + n_st + n_mv + o_c) / (n_l * ISSUE_PER_CLOCK), "cycles", TERM_SYMBOLS[c_is], "cuda_core"),
-        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm * n_l) + L_it / (N_b * n_it), "cycles",
+        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm) + L_it / (N_b * n_it), "cycles",
          TERM_SYMBOLS[c_lat_cc], "cuda_core"),
         (eta_cc, c_fma / (sp.Max(c_fma, c_sh, c_is) + c_lat_cc), "",
          "the FMA pipe's share of the time per point update", "cuda_core"),

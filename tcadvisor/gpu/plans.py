@@ -75,6 +75,13 @@ CC_VALUES = {"fp64": ("K_REAL", "double"), "fp32": ("K_REAL", "float"), "fp16": 
 CC_LANES = {"fp64": 1, "fp32": 1, "fp16": 2, "bf16": 2}
 
 
+def cc_weight_words(stencil: Stencil, precision: str) -> int:
+    """Registers a CUDA-core thread spends on the stencil's weights: none in FP64/FP32, whose FFMA/DFMA read each
+    weight from a uniform register (one per warp), K in FP16/BF16, whose packed HFMA2 takes both multiplicands from
+    ordinary registers (nvcc 13 for sm_90, Box-1D3R and Box-2D1R SASS: validation/results/h100-sxm-2026-11-26/sass)."""
+    return stencil.K if CC_LANES[precision] > 1 else 0
+
+
 def cc_word_bytes(precision: str) -> int:
     """Bytes of one value as the CUDA-core kernels hold it in registers and shared memory: FP16/BF16 pairs
     are 32-bit words, like FP32."""
@@ -472,7 +479,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         rowbuf = _cc_rowbuf(cols, r, v, size)
         smem = (t + 1 - direct_store) * 2 * nr * rowbuf * size  # t steps (+ finished rows), double-buffered
         npend = max(2 * ry, 1)
-        live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v
+        live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v + cc_weight_words(stencil, precision)
                 + (t - 1) * nr * v * keep_columns) * words
         if async_copy and lanes > 1:
             raise TcAdvisorError(f"async_copy copies whole values; the CUDA-core kernel's {precision.upper()} "
@@ -509,7 +516,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                              "(use a smaller fusion depth)")
     planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
     smem = t * 2 * planebuf * size
-    live = _cc3d_live_words(r, t, v, w, prefetch, words)
+    live = _cc3d_live_words(r, t, v, w, prefetch, words) + cc_weight_words(stencil, precision)
     defines = (value, ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
                 + (("K_W", w),) * (w != 1))
@@ -589,7 +596,7 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the 1D CUDA-core kernel's tile of {nt} threads x {v} points "
                              f"needs {smem} bytes of static shared memory, more than {STATIC_SMEM_LIMIT}")
     words = _WORDS[precision]
-    live = (2 * v + 2 * r) * words  # the thread's points and the window of the step
+    live = (2 * v + 2 * r) * words + cc_weight_words(stencil, precision)  # points, the step's window, weights
     taps = _taps_mask(stencil)
     defines = (CC_VALUES[precision], ("K_R", r), ("K_T", t), ("K_V", v), ("K_NT", nt), ("K_TXO", txo))
     defines += (("K_TAPS", f"{taps}ull"),) if taps is not None else ()
