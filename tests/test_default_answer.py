@@ -12,7 +12,9 @@ from tcadvisor.advisor import advise
 from tcadvisor.cli import main
 from tcadvisor.errors import TcAdvisorError
 from tcadvisor.hardware import UNIT_LABELS, find_spec
+from tcadvisor.gpu import plans
 from tcadvisor.refinement import Interval
+from tcadvisor.stencil import parse_stencil
 from tcadvisor.report import advice_dict, format_advice
 
 H100 = find_spec("h100")
@@ -56,19 +58,23 @@ def test_each_option_keeps_its_bound_the_base_model_at_its_own_alpha_beta_and_pe
 
 def test_star3d1r_float_never_recommends_a_depth_the_kernel_cannot_run():
     """The paper's model puts CUDA cores at t = 12, where every tile of the bundled kernel spills registers (its
-    planner refuses such depths: kernels/compiled-resources.csv); at t = 8 and 9 the tile that fits the registers
-    needs more shared memory than any GPU gives a block (340 KiB) and the smaller ones spill."""
+    planner refuses such depths: kernels/compiled-resources.csv).  At t = 8 and 9 the first tile that fits the
+    registers needs more shared memory than any GPU gives a block (340 KiB): the planner skips it for the next
+    candidates, which the compiler reports without spills (64 x 32 and 64 x 24 points, 204 and 175 KiB)."""
     assert advise("Star-3D1R", "float", H100, model="base").verdict.fuse == 12
     adv = advise("Star-3D1R", "float", H100)
     cc = adv.unit_skipped["cuda_core"]
-    assert "would spill to local memory" in cc[12] and "would spill to local memory" in cc[8]
-    assert set(cc) == {8, 9} | set(range(12, 17))
+    assert "would spill to local memory" in cc[12]
+    assert set(cc) == set(range(12, 17))
+    for t, tile in ((8, {"x": 64, "y": 32}), (9, {"x": 64, "y": 24})):
+        plan = plans.plan_cuda_cores(parse_stencil("Star-3D1R"), t, "fp32")
+        assert plan.tile == tile and plan.smem <= plans.BLOCK_SMEM_LIMIT and adv.by_depth["cuda_core"][t].available
     assert adv.best["cuda_core"].fuse not in cc and adv.verdict.fuse not in adv.unit_skipped[adv.verdict.unit]
     for u, depths in adv.unit_skipped.items():
         for t in depths:
             assert not adv.by_depth[u][t].available and adv.by_depth[u][t].kernel_refused
     text = format_advice(adv)
-    assert "Not searched, the bundled kernel cannot run them: CUDA cores t = 8..9 (at t = 8: Star-3D1R fused x8: every tile" in text
+    assert "Not searched, the bundled kernel cannot run them: CUDA cores t = 12..16" in text
     assert "t = 12..16 (at t = 12: Star-3D1R fused x12: every tile of the 3D CUDA-core kernel" in text
     assert "the depths each bundled kernel runs" in adv.verdict_text
     d = advice_dict(adv)
