@@ -199,7 +199,35 @@ def accuracy_line(adv: Advice) -> str:
     if not parts:
         return ""
     return ("Accuracy (the kernels' rounding bound for random convex weights and data in [1, 2]): "
-            + "; ".join(parts) + ".")
+            + "; ".join(parts) + "." + accuracy_caveat(adv))
+
+
+#: A recommendation whose rounding bound is this many times another unit's is said so beside the accuracy line.
+ACCURACY_CAVEAT_RATIO = 10
+
+
+def accuracy_caveat(adv: Advice) -> str:
+    """' The recommended ...' when the recommended option's error bound is at least :data:`ACCURACY_CAVEAT_RATIO`
+    times that of the best-bounded other unit ('' otherwise).
+
+    Why: CUDA cores in FP16/BF16 round every one of a step's 2K multiply-adds to 16 bits, where the Tensor Core
+    kernels accumulate in FP32; the faster answer can carry a hundred times the error, which a user choosing by
+    speed alone would not see."""
+    rec = adv.at_fuse if adv.fuse is not None and adv.at_fuse is not None else adv.verdict
+    if rec is None:
+        return ""
+    mine = expected_error(adv, rec)
+    others = [(found[0], opt) for opt in adv.options
+              if opt.unit != rec.unit and (found := expected_error(adv, opt)) is not None]
+    if mine is None or not others:
+        return ""
+    low, opt = min(others, key=lambda x: x[0])
+    if not low > 0 or mine[0] < ACCURACY_CAVEAT_RATIO * low:
+        return ""
+    why = (f" ({rec.label} round every {rec.precision.upper()} multiply-add; {opt.label} accumulate in FP32)"
+           if rec.unit == "cuda_core" and rec.precision in ("fp16", "bf16") and opt.unit != "cuda_core" else "")
+    return (f" The recommended {rec.label} (t = {rec.fuse}) have {mine[0] / low:.0f}x the error bound of {opt.label} "
+            f"(t = {opt.fuse}){why}: where accuracy matters more than speed, choose by it.")
 
 
 def fallback_lines(adv: Advice) -> list[str]:

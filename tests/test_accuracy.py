@@ -5,6 +5,7 @@ source, the NumPy emulation of the Tensor Core kernels' rounding, and the errors
 and must not be so loose that it says nothing (within 100x of the emulated error for 16-bit and TF32).
 """
 import csv
+import re
 import os
 import shutil
 import statistics
@@ -225,3 +226,25 @@ def test_bad_instruction_is_refused():
         expected_relative_error("Box-2D1R", "tensor_core", "double", "fp64", 1, 10, mma="m16n8k32")
     with pytest.raises(TcAdvisorError, match="not implemented for sparse FP16"):
         expected_relative_error("Box-2D1R", "sparse_tensor_core", "half", "fp16", 1, 10, mma="m16n8k16")
+
+
+def test_a_recommendation_with_a_far_larger_error_bound_says_so():
+    """CUDA cores in FP16 round every multiply-add to 16 bits, the Tensor Core kernels accumulate in FP32: when the
+    faster unit carries ten times the error bound or more, the accuracy line says so and why; when the recommended
+    unit has the smaller bound, nothing is added."""
+    from tcadvisor.advisor import advise
+    from tcadvisor.hardware import find_spec
+    from tcadvisor.report import accuracy_line, expected_error
+
+    h100 = find_spec("h100")
+    adv = advise("Box-2D1R", "half", h100)
+    assert adv.verdict.unit == "cuda_core" and adv.verdict.precision == "fp16"
+    line = accuracy_line(adv)
+    m = re.search(r"The recommended CUDA cores \(t = (\d+)\) have (\d+)x the error bound of (Sparse Tensor Cores|"
+                  r"Tensor Cores) \(t = (\d+)\) \(CUDA cores round every FP16 multiply-add; \3 accumulate in FP32\)",
+                  line)
+    assert m and int(m.group(1)) == adv.verdict.fuse
+    other = next(o for o in adv.options if o.label == m.group(3))
+    assert int(m.group(2)) == round(expected_error(adv, adv.verdict)[0] / expected_error(adv, other)[0])
+    quiet = advise("Box-3D1R", "float", h100, fuse=2)
+    assert quiet.at_fuse.unit == "cuda_core" and "The recommended" not in accuracy_line(quiet)
