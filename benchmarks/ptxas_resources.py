@@ -5,7 +5,8 @@
 For every 3D shape of the corpus (tcadvisor.validate.corpus.corpus_stencils) and Star-3D4R (a Devito
 ``space_order=8`` operator), in FP64, FP32, FP16 and BF16, at every depth the generic rule plans
 (:func:`tcadvisor.gpu.plans.cc3d_generic_tile`; radius-1 depths of CC3D_DEFAULTS are measured
-configurations and skipped), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
+configurations and skipped, but for the FP32 tiles FP16/BF16 borrow: those are compiled first, and where they
+spill the generic rule goes on), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
 are compiled in the planner's order with nvcc for sm_90 (``-Xptxas -v``, the options NVRTC gets from
 tcadvisor.gpu.backend.module) until one does not spill (at most plans.SPILL_TOLERANCE bytes); a depth where every candidate spills ends the
 shape's scan.  The table is what :func:`tcadvisor.gpu.plans.compiled_resources` reads: the planner
@@ -60,20 +61,31 @@ def scan(stencil, precision, workdir, known):
     """Rows for one shape and precision, depth by depth, until a depth where every candidate spills (``known``:
     reports of an earlier table, reused for the same source file and constants)."""
     rows = []
+
+    def record(plan, t, tile):
+        key = (plan.source, plans.defines_key(plan.defines))
+        regs, spill = known[key] if key in known else compile_report(plan, workdir)
+        rows.append({"source": plan.source, "defines": plans.defines_key(plan.defines), "registers": regs,
+                     "spill_bytes": spill, "stencil": stencil.name, "precision": precision, "fuse": t, "tile": tile})
+        print(f"{stencil.name} {precision} t={t} {tile}: {regs} registers, {spill} B spilled", flush=True)
+        return spill
+
     for t in range(1, 17):
-        start = plans.cc3d_generic_tile(stencil, t, precision)
-        if start is None:
-            continue
+        # FP16/BF16 pairs borrowing FP32's measured tile: compiled first; where it spills, the generic rule decides
+        borrowed = plans.cc3d_borrowed_table_plan(stencil, t, precision)
+        if borrowed is not None:
+            o = borrowed.options
+            if record(borrowed, t, f"v={o['v']} cols={borrowed.tile['x']} rows={o['by']} (FP32's)") <= plans.SPILL_TOLERANCE:
+                continue
+            start = plans.cc3d_generic_start(stencil, t)
+        else:
+            start = plans.cc3d_generic_tile(stencil, t, precision)
+            if start is None:
+                continue
         found = False
         try:
             for v, by, plan in plans.cc3d_tile_candidates(stencil, t, precision, *start):
-                key = (plan.source, plans.defines_key(plan.defines))
-                regs, spill = known[key] if key in known else compile_report(plan, workdir)
-                rows.append({"source": plan.source, "defines": plans.defines_key(plan.defines), "registers": regs,
-                             "spill_bytes": spill, "stencil": stencil.name, "precision": precision, "fuse": t,
-                             "tile": f"v={v} cols={start[1]} rows={by}"})
-                print(f"{stencil.name} {precision} t={t} v={v} rows={by}: {regs} registers, {spill} B spilled",
-                      flush=True)
+                spill = record(plan, t, f"v={v} cols={start[1]} rows={by}")
                 if spill <= plans.SPILL_TOLERANCE:
                     found = True
                     break

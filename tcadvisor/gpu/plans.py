@@ -88,13 +88,34 @@ def cc_word_bytes(precision: str) -> int:
     return ELEMENT_BYTES[precision] * CC_LANES[precision]
 
 
-def cc3d_measured_tile(precision: str, t: int):
+def cc3d_measured_tile(stencil: Stencil, precision: str, t: int):
     """The measured radius-1 3D tile of ``cc3d_radius1`` (kernels/defaults.yaml) for a precision and depth, or None:
-    FP16/BF16 pairs take their own entry where there is one, else FP32's."""
+    FP16/BF16 pairs take their own entry where there is one, else FP32's -- unless the compiler's report
+    (:func:`compiled_resources`) shows that borrowed tile spilling in FP16/BF16 (Box-3D1R at t = 5: 80 bytes at 72
+    registers), where the generic rule decides instead."""
+    if stencil.radius != 1:
+        return None
     table = defaults.measured().cc3d
     if CC_LANES[precision] > 1 and ("fp16", t) in table:
         return table["fp16", t]
-    return table.get((cc_tuned_as(precision), t))
+    tile = table.get((cc_tuned_as(precision), t))
+    borrowed = cc3d_borrowed_table_plan(stencil, t, precision)
+    if borrowed is not None:
+        report = compiled_resources().get((borrowed.source, defines_key(borrowed.defines)))
+        if report is not None and report[1] > SPILL_TOLERANCE:
+            return None
+    return tile
+
+
+def cc3d_borrowed_table_plan(stencil: Stencil, t: int, precision: str):
+    """The plan of FP32's measured tile for FP16/BF16 pairs at a depth without their own entry (None otherwise):
+    what benchmarks/ptxas_resources.py compiles to learn whether the pairs may borrow it."""
+    table = defaults.measured().cc3d
+    if stencil.radius != 1 or CC_LANES[precision] == 1 or ("fp16", t) in table or ("fp32", t) not in table:
+        return None
+    v, cols, rows, w, pf = table["fp32", t]
+    return plan_cuda_cores(stencil, t, precision, v=v, cols=cols, rows=rows, trap=True, prefetch=pf,
+                           rows_per_thread=w)
 
 
 def cc_tuned_as(precision: str) -> str:
@@ -424,9 +445,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
         raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
     measured = defaults.measured()
-    if (stencil.dims == 3 and r == 1 and cc3d_measured_tile(precision, t) is not None
-            and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))):
-        v, cols, rows, rows_per_thread, prefetch = cc3d_measured_tile(precision, t)
+    if (stencil.dims == 3 and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))
+            and cc3d_measured_tile(stencil, precision, t) is not None):
+        v, cols, rows, rows_per_thread, prefetch = cc3d_measured_tile(stencil, precision, t)
         trap = True
         from_table = True
     else:
@@ -670,9 +691,15 @@ def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols:
 
 def cc3d_generic_tile(stencil: Stencil, t: int, precision: str) -> tuple[int, int, int] | None:
     """(v, cols, rows) the generic 3D rule starts from, or None where ``cc3d_radius1`` of kernels/defaults.yaml decides."""
-    r = stencil.radius
-    if r == 1 and cc3d_measured_tile(precision, t) is not None:
+    if cc3d_measured_tile(stencil, precision, t) is not None:
         return None
+    return cc3d_generic_start(stencil, t)
+
+
+def cc3d_generic_start(stencil: Stencil, t: int) -> tuple[int, int, int]:
+    """(v, cols, rows): the first tile the generic 3D rule tries (4 columns per thread, fewer where the pending
+    sums would pass PEND_LIMIT; 64 columns; 16 rows, 32 beyond r·t = 4)."""
+    r = stencil.radius
     v = 4
     while v > 1 and t * 2 * r * v > PEND_LIMIT:
         v //= 2
