@@ -12,7 +12,7 @@ model's bound::
     res = run(parse_stencil("Box-2D1R"), "half", "sparse_tensor_core", fuse=3, grid="10240x10240", steps=300)
     res.gstencils, res.fraction_of_bound, res.passed, res.output
 
-Kernels: ``cuda_cores`` (FP64/FP32), ``tensor_cores`` (FP64, TF32, FP16, BF16),
+Kernels: ``cuda_cores`` (FP64, FP32, FP16, BF16), ``tensor_cores`` (FP64, TF32, FP16, BF16),
 ``sparse_tensor_cores`` (SPIDER's 2:4 strided swap; TF32, FP16, BF16); each
 implements :class:`tcadvisor.gpu.kernel.BundledKernel`.
 """
