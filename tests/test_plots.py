@@ -143,18 +143,19 @@ def test_unavailable_unit_is_a_panel_note_not_an_error():
 
 
 def test_no_cuda_core_baseline_is_a_panel_note():
-    """half on the H200: its spec gives no FP16 CUDA-core rate, so there is no speedup to colour; the panels say why."""
-    H200 = find_spec("h200")
-    data = maps.map_data("box", 2, "half", [H200], radii=[1, 2], fuses=[1, 2], model="base")
+    """half on the V100: its spec gives no FP16 CUDA-core rate, so there is no speedup to colour; the panels say why
+    (the H200's spec, which this test used until 2026-11-26, now gives its SM's FP16 rate)."""
+    V100 = find_spec("v100")
+    data = maps.map_data("box", 2, "half", [V100], radii=[1, 2], fuses=[1, 2], model="base")
     fig = maps.map_figure(data)
     notes = [a.text for a in fig.layout.annotations if "not available on this GPU/precision" in a.text]
     assert any("No speedup: CUDA cores not available" in n for n in notes)
-    assert np.isnan(np.asarray(heatmap(fig, "sparse_tensor_core", H200).z, dtype=float)).all()
-    winners = np.asarray(heatmap(fig, "winner", H200).z, dtype=float)
+    assert np.isnan(np.asarray(heatmap(fig, "sparse_tensor_core", V100).z, dtype=float)).all()
+    winners = np.asarray(heatmap(fig, "winner", V100).z, dtype=float)
     # no CUDA-core option: every cell goes to a Tensor Core unit, the one advise picks at that depth
     for i, r in enumerate([1, 2]):
         for j, t in enumerate([1, 2]):
-            adv = advise(Stencil.box(2, r), "half", H200, fuse=t, model="base")
+            adv = advise(Stencil.box(2, r), "half", V100, fuse=t, model="base")
             assert winners[i, j] == UNITS.index(adv.at_fuse.unit) != UNITS.index("cuda_core")
 
 
