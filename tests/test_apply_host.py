@@ -312,3 +312,17 @@ def test_the_same_query_is_not_asked_twice(host, monkeypatch):
     assert calls == [17, 18]
     both = tcadvisor.apply(u, st, 34, w, unit="cuda_core", gpu="H100")
     assert np.max(np.abs(both.output - second.output)) < 1e-13  # 17 + 17 steps are 34 steps
+
+
+@pytest.mark.parametrize("boundary", ["periodic", ("constant", 1.75)], ids=str)
+@pytest.mark.parametrize("stencil, grid, fuse, steps", [CASES[0], CASES[2], CASES[4]], ids=_ids)
+def test_apply_in_half_on_cuda_cores_matches_the_reference(host, stencil, grid, fuse, steps, boundary):
+    """float16 arrays run the packed FP16 CUDA-core kernel (two tiles per block): every sweep inside its rounding
+    interval, the result within a few FP16 ulps per step of the float64 reference."""
+    w = mixed_weights(stencil, 1)
+    u = np.random.default_rng(2).uniform(-2, 2, grid).astype(np.float16)
+    res = tcadvisor.apply(u, stencil, steps, w, unit="cuda_core", fuse=fuse, boundary=boundary, check=True)
+    assert res.output.dtype == np.float16 and res.unit == "cuda_core" and res.check.passed
+    ref = reference(u, w, steps, boundary)
+    err = np.max(np.abs(res.output.astype(np.float64) - ref)) / np.max(np.abs(ref))
+    assert err < 2 * stencil.K * steps * 2.0**-11, err
