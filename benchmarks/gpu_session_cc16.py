@@ -17,15 +17,13 @@ each configuration checked, and writes scan.csv and summary-scan.md.
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.gpu_session_kernels import measure_copy_bandwidth, write_ceilings  # noqa: E402
+from benchmarks.gpu_session_kernels import check_with_control, start_session, write_rows  # noqa: E402
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
@@ -42,30 +40,9 @@ DEPTHS = {"Box-1D1R": (1, 2, 4, 8, 16), "Box-1D2R": (1, 2, 4, 8), "Box-2D1R": (1
 
 
 def check(stencil, unit, dtype, t, options=None):
-    """Two sweeps on a small odd grid, checked; and the same run with the largest weight perturbed (the
-    kernel's own model decides by how much) that the same check must reject."""
-    from tcadvisor.gpu import runner as R
-    from tcadvisor.gpu.checking import perturb_largest_weight
-
-    w = R.default_weights(stencil, 1)
-    good = R.run(stencil, dtype, unit, fuse=t, grid=SMALL[stencil.dims], steps=2 * t, weights=w, seed=1,
-                 check=True, repeats=1, warmup=0, kernel_options=options or {})
-    if options:  # knob scans: the check only
-        return good, None
-    real_make = R.make_kernel
-
-    def perturbed(*a, **k):
-        kern = real_make(*a, **k)
-        kern.set_weights(perturb_largest_weight(w, kern.precision, kern.numerics()))
-        return kern
-
-    R.make_kernel = perturbed
-    try:
-        bad = R.run(stencil, dtype, unit, fuse=t, grid=SMALL[stencil.dims], steps=2 * t, weights=w, seed=1,
-                    check=True, repeats=1, warmup=0)
-    finally:
-        R.make_kernel = real_make
-    return good, not bad.check.passed
+    """Two checked sweeps on a small odd grid; with the default knobs also the negative control (knob scans: the
+    check only)."""
+    return check_with_control(stencil, unit, dtype, t, SMALL[stencil.dims], options, control=not options)
 
 
 def main() -> int:
@@ -80,24 +57,15 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    from tcadvisor.gpu.backend import cupy, device_info
     from tcadvisor.gpu.runner import model_bound, run
 
-    cp = cupy()
-    device = device_info()["name"]
-    bandwidth = measure_copy_bandwidth(cp)
-    spec_path = os.path.join(args.out, "ceilings.yaml")
-    spec = write_ceilings(spec_path, os.path.join(ROOT, "hwspecs", "h100-sxm-calibrated.yaml"), bandwidth, device)
-    print(f"{device}: copy bandwidth {bandwidth / 1e9:.0f} GB/s", flush=True)
-    date = datetime.date.today().isoformat()
+    cp, device, bandwidth, spec_path, spec, date = start_session(
+        args.out, os.path.join(ROOT, "hwspecs", "h100-sxm-calibrated.yaml"))
     rows: list[dict] = []
     start = time.time()
 
     def flush():
-        with open(os.path.join(args.out, "cc16.csv"), "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-            wr.writeheader()
-            wr.writerows(rows)
+        write_rows(os.path.join(args.out, "cc16.csv"), COLUMNS, rows)
 
     def measure(stencil, unit, dtype, t, checked, options=None):
         try:
@@ -193,10 +161,7 @@ def scan(args, measure, rows, device, date, start):
                 if time.time() - start > args.budget_s:
                     break
                 measure(st, "cuda_core", "half", t, checked=True, options=opts)
-    with open(os.path.join(args.out, "scan.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(os.path.join(args.out, "scan.csv"), COLUMNS, rows)
     lines = [f"# FP16 CUDA-core tile knobs ({device}, {date})", "", "| stencil | t | options | GStencils/s | kernel |",
              "|---|---|---|---|---|"]
     lines += [f"| {r['stencil']} | {r['fuse']} | {r['options'] or 'default'} | {r['gstencils']:.1f} | {r['kernel']} |"

@@ -16,18 +16,14 @@ Writes cc1d.csv, ceilings.yaml and summary.md into DIR and prints the summary la
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime
-import math
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
 
-from benchmarks.gpu_session_kernels import measure_copy_bandwidth, write_ceilings  # noqa: E402
+from benchmarks.gpu_session_kernels import check_with_control, start_session, write_rows  # noqa: E402
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
 from tcadvisor.stencil import Stencil, parse_stencil  # noqa: E402
 
@@ -42,30 +38,7 @@ SMALL = "12347"
 def check(stencil, dtype, t, options):
     """The configuration checked on a small odd grid over two sweeps; and a negative control (the largest
     weight perturbed as the GPU tests do) that the same check must reject."""
-    from tcadvisor.gpu.checking import perturb_largest_weight
-    from tcadvisor.gpu.runner import default_weights, run
-
-    w = default_weights(stencil, 1)
-    good = run(stencil, dtype, "cuda_core", fuse=t, grid=SMALL, steps=2 * t, weights=w, seed=1, check=True,
-               repeats=1, warmup=0, kernel_options=options)
-    precision = {"double": "fp64", "float": "fp32"}[dtype]
-    # The control: the reference uses w, the kernel a perturbed copy.
-    from tcadvisor.gpu import runner as R
-
-    real_make = R.make_kernel
-
-    def perturbed(*a, **k):
-        kern = real_make(*a, **k)
-        kern.set_weights(perturb_largest_weight(np.asarray(w, dtype=np.float64), precision).astype(kern.np_dtype))
-        return kern
-
-    R.make_kernel = perturbed
-    try:
-        bad = run(stencil, dtype, "cuda_core", fuse=t, grid=SMALL, steps=2 * t, weights=w, seed=1, check=True,
-                  repeats=1, warmup=0, kernel_options=options)
-    finally:
-        R.make_kernel = real_make
-    return good, not bad.check.passed
+    return check_with_control(stencil, "cuda_core", dtype, t, SMALL, options)
 
 
 def main() -> int:
@@ -80,26 +53,17 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    from tcadvisor.gpu.backend import cupy, device_info
     from tcadvisor.gpu.baselines import cupy_correlate
     from tcadvisor.gpu.runner import DATA_RANGE, default_weights, model_bound, run
     from tcadvisor.gpu.numerics import to_storage
 
-    cp = cupy()
-    device = device_info()["name"]
-    bandwidth = measure_copy_bandwidth(cp)
-    spec_path = os.path.join(args.out, "ceilings.yaml")
-    spec = write_ceilings(spec_path, os.path.join(ROOT, "hwspecs", "h100-sxm-measured.yaml"), bandwidth, device)
-    print(f"{device}: copy bandwidth {bandwidth / 1e9:.0f} GB/s", flush=True)
-    date = datetime.date.today().isoformat()
+    cp, device, bandwidth, spec_path, spec, date = start_session(
+        args.out, os.path.join(ROOT, "hwspecs", "h100-sxm-measured.yaml"))
     rows: list[dict] = []
     start = time.time()
 
     def flush():
-        with open(os.path.join(args.out, "cc1d.csv"), "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-            wr.writeheader()
-            wr.writerows(rows)
+        write_rows(os.path.join(args.out, "cc1d.csv"), COLUMNS, rows)
 
     def measure(stencil, dtype, t, layout, options):
         opts = dict(options)

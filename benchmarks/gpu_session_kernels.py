@@ -91,6 +91,62 @@ def write_ceilings(path, base_file, bandwidth, device):
     return load_spec_file(path)
 
 
+def start_session(out_dir, base_file):
+    """The opening of a GPU session script: CuPy, the device's name, the copy bandwidth measured now, and a spec
+    of ``base_file``'s peaks with that bandwidth written to OUT_DIR/ceilings.yaml.  Returns
+    (cupy, device name, bandwidth [B/s], spec path, spec, ISO date)."""
+    from tcadvisor.gpu.backend import cupy, device_info
+
+    cp = cupy()
+    device = device_info()["name"]
+    bandwidth = measure_copy_bandwidth(cp)
+    spec_path = os.path.join(out_dir, "ceilings.yaml")
+    spec = write_ceilings(spec_path, base_file, bandwidth, device)
+    print(f"{device}: copy bandwidth {bandwidth / 1e9:.0f} GB/s", flush=True)
+    return cp, device, bandwidth, spec_path, spec, datetime.date.today().isoformat()
+
+
+def write_rows(path, columns, rows):
+    """``rows`` (dicts) as a CSV of ``columns`` (other keys left out), rewritten whole: called after every row, so
+    a session cut short keeps what it measured."""
+    with open(path, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        wr.writeheader()
+        wr.writerows(rows)
+
+
+def check_with_control(stencil, unit, dtype, t, grid, options=None, control=True):
+    """Two checked sweeps of ``stencil`` at depth ``t`` on ``grid`` (a small odd one), and, if ``control``, the same
+    run with the largest weight perturbed (by as much as the kernel's own rounding model says the check must see,
+    :func:`tcadvisor.gpu.checking.perturb_largest_weight`), which the same check must reject.
+    Returns (the checked result, whether the control was caught; None without a control)."""
+    from tcadvisor.gpu import runner as R
+    from tcadvisor.gpu.checking import perturb_largest_weight
+
+    w = R.default_weights(stencil, 1)
+
+    def checked():
+        return R.run(stencil, dtype, unit, fuse=t, grid=grid, steps=2 * t, weights=w, seed=1, check=True,
+                     repeats=1, warmup=0, kernel_options=options or {})
+
+    good = checked()
+    if not control:
+        return good, None
+    real_make = R.make_kernel
+
+    def perturbed(*a, **k):  # the reference keeps w, the kernel computes with a perturbed copy
+        kern = real_make(*a, **k)
+        kern.set_weights(perturb_largest_weight(w, kern.precision, kern.numerics()))
+        return kern
+
+    R.make_kernel = perturbed
+    try:
+        bad = checked()
+    finally:
+        R.make_kernel = real_make
+    return good, not bad.check.passed
+
+
 def depths(unit: str, radius: int, quick: bool, dims: int) -> list[int]:
     top = MAX_RADIUS[unit] // radius
     if dims == 3:

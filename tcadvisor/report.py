@@ -191,42 +191,51 @@ def expected_error(adv: Advice, opt: Option) -> tuple[float, str] | None:
 
 def accuracy_line(adv: Advice) -> str:
     """One line: per option of a bundled kernel, its precision's error bound over the run ('' if none)."""
-    parts = []
+    parts, bounds = [], {}
     for opt in adv.options:
         found = expected_error(adv, opt)
         if found is not None:
             parts.append(f"{opt.label} (t = {opt.fuse}) {found[1]}")
+            bounds[opt.unit, opt.fuse] = found[0]
     if not parts:
         return ""
     return ("Accuracy (the kernels' rounding bound for random convex weights and data in [1, 2]): "
-            + "; ".join(parts) + "." + accuracy_caveat(adv))
+            + "; ".join(parts) + "." + accuracy_caveat(adv, bounds))
 
 
 #: A recommendation whose rounding bound is this many times another unit's is said so beside the accuracy line.
 ACCURACY_CAVEAT_RATIO = 10
 
 
-def accuracy_caveat(adv: Advice) -> str:
+def accuracy_caveat(adv: Advice, bounds: dict | None = None) -> str:
     """' The recommended ...' when the recommended option's error bound is at least :data:`ACCURACY_CAVEAT_RATIO`
     times that of the best-bounded other unit ('' otherwise).
 
     Why: CUDA cores in FP16/BF16 round every one of a step's 2K multiply-adds to 16 bits, where the Tensor Core
     kernels accumulate in FP32; the faster answer can carry a hundred times the error, which a user choosing by
-    speed alone would not see."""
+    speed alone would not see.  ``bounds``: (unit, depth) -> bound of the options already computed
+    (:func:`accuracy_line`'s), computed here where missing."""
+    bounds = {} if bounds is None else bounds
+
+    def bound(opt):
+        if (opt.unit, opt.fuse) not in bounds:
+            found = expected_error(adv, opt)
+            bounds[opt.unit, opt.fuse] = None if found is None else found[0]
+        return bounds[opt.unit, opt.fuse]
+
     rec = adv.at_fuse if adv.fuse is not None and adv.at_fuse is not None else adv.verdict
     if rec is None:
         return ""
-    mine = expected_error(adv, rec)
-    others = [(found[0], opt) for opt in adv.options
-              if opt.unit != rec.unit and (found := expected_error(adv, opt)) is not None]
+    mine = bound(rec)
+    others = [(b, opt) for opt in adv.options if opt.unit != rec.unit and (b := bound(opt)) is not None]
     if mine is None or not others:
         return ""
     low, opt = min(others, key=lambda x: x[0])
-    if not low > 0 or mine[0] < ACCURACY_CAVEAT_RATIO * low:
+    if not low > 0 or mine < ACCURACY_CAVEAT_RATIO * low:
         return ""
     why = (f" ({rec.label} round every {rec.precision.upper()} multiply-add; {opt.label} accumulate in FP32)"
            if rec.unit == "cuda_core" and rec.precision in ("fp16", "bf16") and opt.unit != "cuda_core" else "")
-    return (f" The recommended {rec.label} (t = {rec.fuse}) have {mine[0] / low:.0f}x the error bound of {opt.label} "
+    return (f" The recommended {rec.label} (t = {rec.fuse}) have {mine / low:.0f}x the error bound of {opt.label} "
             f"(t = {opt.fuse}){why}: where accuracy matters more than speed, choose by it.")
 
 

@@ -445,9 +445,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
         raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
     measured = defaults.measured()
-    if (stencil.dims == 3 and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))
-            and cc3d_measured_tile(stencil, precision, t) is not None):
-        v, cols, rows, rows_per_thread, prefetch = cc3d_measured_tile(stencil, precision, t)
+    measured_tile = (cc3d_measured_tile(stencil, precision, t) if stencil.dims == 3
+                     and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread)) else None)
+    if measured_tile is not None:
+        v, cols, rows, rows_per_thread, prefetch = measured_tile
         trap = True
         from_table = True
     else:

@@ -160,50 +160,6 @@ namespace emu {
 inline unsigned long long fma_count = 0;
 inline double counted_fma(double a, double b, double c) { ++fma_count; return std::fma(a, b, c); }
 inline float counted_fma(float a, float b, float c) { ++fma_count; return std::fma(a, b, c); }
-// fma.rn.f16x2 / fma.rn.bf16x2 (kernels/cc_values.cuh): per 16-bit lane, a·b + c rounded once to the format
-// (the exact product and sum in double, then one rounding to nearest even; subnormals and overflow to
-// infinity as the GPU's).  Counts two multiply-adds, one per lane.
-inline double round_to_16(double x, bool f16) {
-    if (!std::isfinite(x) || x == 0.0) return x;
-    const int mant = f16 ? 11 : 8, emin = f16 ? -14 : -126;   // significand bits, smallest normal exponent
-    const double biggest = f16 ? 65504.0 : 3.3895313892515355e38;
-    const int e = std::max(std::ilogb(x), emin);
-    const double q = std::ldexp(std::nearbyint(std::ldexp(x, mant - 1 - e)), e - (mant - 1));
-    return std::fabs(q) > biggest ? std::copysign(INFINITY, x) : q;
-}
-inline unsigned bits_16(double v, bool f16) {  // v already representable
-    if (f16) {
-        const _Float16 h = (_Float16)v;
-        unsigned short b;
-        std::memcpy(&b, &h, 2);
-        return b;
-    }
-    const float f = (float)v;
-    unsigned w;
-    std::memcpy(&w, &f, 4);
-    return w >> 16;
-}
-inline double value_16(unsigned h, bool f16) {
-    if (f16) {
-        const unsigned short b = (unsigned short)h;
-        _Float16 v;
-        std::memcpy(&v, &b, 2);
-        return (double)v;
-    }
-    const unsigned w = (h & 0xFFFFu) << 16;
-    float f;
-    std::memcpy(&f, &w, 4);
-    return f;
-}
-inline unsigned fma_16x2(bool f16, unsigned a, unsigned b, unsigned c) {
-    fma_count += 2;
-    unsigned d = 0;
-    for (int l = 0; l < 2; ++l) {
-        const double x = value_16(a >> (16 * l), f16), y = value_16(b >> (16 * l), f16), z = value_16(c >> (16 * l), f16);
-        d |= bits_16(round_to_16(std::fma(x, y, z), f16), f16) << (16 * l);
-    }
-    return d;
-}
 }  // namespace emu
 #define fma emu::counted_fma
 // Asynchronous global -> shared copies (cp.async) as the kernels use them: a copy lands only when its thread
@@ -312,6 +268,28 @@ inline unsigned cvt_rn_16x2(bool f16, float lo, float hi) {
 inline double half_of(int type, unsigned long long word, int e) {  // 16-bit value e (0: low) of a register
     const unsigned h = unsigned(word >> (16 * e)) & 0xFFFFu;
     return type == 2 ? f16_of(h) : bf16_of(h);
+}
+// fma.rn.f16x2 / fma.rn.bf16x2 (kernels/cc_values.cuh): per 16-bit lane, a·b + c rounded once to the format
+// (the exact product and sum in double, then one rounding to nearest even; subnormals and overflow to
+// infinity as the GPU's).  Counts two multiply-adds, one per lane.
+inline double round_to_16(double x, bool f16) {
+    if (!std::isfinite(x) || x == 0.0) return x;
+    const int mant = f16 ? 11 : 8, emin = f16 ? -14 : -126;   // significand bits, smallest normal exponent
+    const double biggest = f16 ? 65504.0 : 3.3895313892515355e38;
+    const int e = std::max(std::ilogb(x), emin);
+    const double q = std::ldexp(std::nearbyint(std::ldexp(x, mant - 1 - e)), e - (mant - 1));
+    return std::fabs(q) > biggest ? std::copysign(INFINITY, x) : q;
+}
+inline unsigned fma_16x2(bool f16, unsigned a, unsigned b, unsigned c) {
+    fma_count += 2;
+    unsigned d = 0;
+    for (int l = 0; l < 2; ++l) {
+        const int type = f16 ? 2 : 3;
+        const double r = round_to_16(__builtin_fma(half_of(type, a, l), half_of(type, b, l), half_of(type, c, l)), f16);  // fma is the counting macro here
+        // r is representable in the format, so the float conversions below are exact
+        d |= (f16 ? cvt_rn_f16((float)r) : cvt_rn_bf16((float)r)) << (16 * l);
+    }
+    return d;
 }
 
 // mma.sync.aligned.m{M}n8k{K}: A (M x K) row-major fragments, B (K x 8), C/D (M x 8).
