@@ -315,6 +315,57 @@ def variants_sptc_l2():
     return out
 
 
+def variants_sptc3d():
+    """The Sparse Tensor Core kernel in 3D: weight fragments in shared memory and two inner rows per warp against
+    its defaults, the dense kernel's default beside each in the same run (issue 21, target 3)."""
+    out = []
+    knobs = ({}, {"weights_shared": True}, {"inner_rows": 2}, {"weights_shared": True, "inner_rows": 2})
+    for dtype in ("half", "float"):
+        for name, depths in (("Box-3D1R", (1, 2, 3, 4, 5)), ("Star-3D1R", (1, 2, 3, 4, 5)), ("Box-3D2R", (1, 2)),
+                             ("Star-3D2R", (1, 2))):
+            for t in depths:
+                out.append((name, dtype, "512x512x512", "tensor_core", t, None, {}))
+                for opts in knobs:
+                    out.append((name, dtype, "512x512x512", "sparse_tensor_core", t, None, opts))
+                if dtype == "float":  # TF32 loads 2 slices ahead by default: with two rows, one may fit better
+                    out.append((name, dtype, "512x512x512", "sparse_tensor_core", t, None,
+                                {"weights_shared": True, "inner_rows": 2, "prefetch": 1}))
+    return out
+
+
+def variants_sptc3d_shape():
+    """Second round of sptc3d: the shared-memory, two-row kernel with other block shapes, register caps and slices
+    ahead, beside the first round's best in the same run; in 2D, shared-memory weights against the defaults."""
+    out = []
+    ws = {"weights_shared": True, "inner_rows": 2}
+    for dtype in ("half", "float"):
+        for name, depths in (("Box-3D1R", (1, 2, 3, 4, 5)), ("Star-3D1R", (1, 2, 3, 4, 5)), ("Box-3D2R", (1, 2)),
+                             ("Star-3D2R", (1, 2))):
+            for t in depths:
+                for extra in ({}, {"warps": 2}, {"warps": 8}, {"min_blocks": 2}, {"prefetch": 0}, {"prefetch": 1},
+                              {"prefetch": 2}):
+                    out.append((name, dtype, "512x512x512", "sparse_tensor_core", t, None, {**ws, **extra}))
+        for name, depths in (("Box-2D1R", (1, 2, 3, 4, 5, 6, 7)), ("Star-2D1R", (1, 3, 5, 7)), ("Box-2D3R", (1, 2))):
+            for t in depths:
+                for opts in ({}, {"weights_shared": True}):
+                    out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, opts))
+    return out
+
+
+def variants_sptc3d_ir4():
+    """Third round of sptc3d: four inner rows per warp against the chosen two-row defaults, same run."""
+    out = []
+    for dtype in ("half", "float"):
+        for name, depths in (("Box-3D1R", (1, 2, 3, 4, 5)), ("Star-3D1R", (1, 2, 3, 4, 5)), ("Box-3D2R", (1, 2)),
+                             ("Star-3D2R", (1, 2))):
+            for t in depths:
+                out.append((name, dtype, "512x512x512", "sparse_tensor_core", t, None, {}))
+                for pf in (0, 1):
+                    out.append((name, dtype, "512x512x512", "sparse_tensor_core", t, None,
+                                {"weights_shared": True, "inner_rows": 4, "prefetch": pf}))
+    return out
+
+
 def variants_cc_fp32_deep():
     """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
     issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
@@ -338,6 +389,8 @@ SCANS = {
     "tc-loads": lambda args: variants_tc_loads(), "tc-mem": lambda args: variants_tc_mem(),
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),
+    "sptc3d": lambda args: variants_sptc3d(), "sptc3d-shape": lambda args: variants_sptc3d_shape(),
+    "sptc3d-ir4": lambda args: variants_sptc3d_ir4(),
 }
 
 
@@ -348,7 +401,7 @@ def main():
     ap.add_argument("--sweeps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--candidates", default=CC3D_CANDIDATES, help="with --only cc3d: plan_cc3d.py's candidates.csv")
-    ap.add_argument("--dtype", choices=["double", "float"], help="time this storage type only")
+    ap.add_argument("--dtype", choices=["double", "float", "half", "bfloat16"], help="time this storage type only")
     args = ap.parse_args()
     from tcadvisor.gpu.backend import cupy
     from tcadvisor.gpu.runner import run

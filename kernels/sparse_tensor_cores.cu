@@ -45,7 +45,18 @@
 // loaded ahead while this one is multiplied), K_MINB (blocks per SM for the register allocation),
 // K_ORDERED (optional; default 1 on sm_90+, else 0), K_UNROLL (optional, default 1: slices per trip of
 // the streaming loop), K_L2PF (optional; slices ahead whose input rows the warp asks the L2 for,
-// kernels/l2_prefetch.cuh; 0 or absent: none).
+// kernels/l2_prefetch.cuh; 0 or absent: none), K_ASMEM (optional, with K_AREGS 0: the number of non-empty
+// lines, whose weight fragments are copied into shared memory once per block and read from there before
+// each use; 0 or absent: not in shared memory),
+// K_IR (optional, 3D only: inner output rows per warp, 1, 2 or 4; default 1).
+//
+// Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
+// from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
+// per slice; the compiler issues them early, 210-255 registers, two blocks per SM).  Volatile loads from
+// shared memory stay next to their MMA, as in kernels/tensor_cores.cu (K_BSMEM).
+// Why K_IR = 2 (or 4): in 3D a warp computing inner rows I and I + 1 applies each weight fragment to two input
+// rows (row a for output I, row a + 1 for output I + 1): one fragment load per two MMAs, and NI + 1 input
+// rows loaded per slice for two output rows instead of 2 NI.
 
 #define PREC K_PREC
 #define R K_R
@@ -67,6 +78,25 @@
 #if L2PF > 0
 #include "l2_prefetch.cuh"
 #endif
+#ifndef K_ASMEM
+#define K_ASMEM 0
+#endif
+#define A_SHARED (K_ASMEM > 0)
+#define A_SLOTS K_ASMEM
+#if A_SHARED && A_IN_REGS
+#error "K_ASMEM reads the weight fragments from shared memory; K_AREGS must be 0"
+#endif
+#ifndef K_IR
+#define K_IR 1
+#endif
+#define IR K_IR
+#if IR != 1 && IR != 2 && IR != 4
+#error "K_IR: a warp computes 1, 2 or 4 inner rows"
+#endif
+#if IR > 1 && NI == 1
+#error "K_IR > 1 needs an inner axis (3D)"
+#endif
+#define NROWS_IN (NI + IR - 1)  // input rows per slice a warp loads
 #define TCA_STR(x) #x
 #define TCA_UNROLL(n) _Pragma(TCA_STR(unroll n))
 
@@ -98,6 +128,47 @@
 #define LINE_ON(p, a) LINE_BIT((p) * NI + (a))
 #else
 #define LINE_ON(p, a) (((unsigned long long)(LINEMASK) >> ((p) * NI + (a))) & 1ULL)
+#endif
+
+#if A_SHARED
+__device__ __forceinline__ int popc64(unsigned long long x) {
+#if defined(TCADVISOR_HOST_EMU)
+    return __builtin_popcountll(x);
+#else
+    return __popcll(x);
+#endif
+}
+// Position of kernel line li among the non-empty lines: where its fragments sit in shared memory.
+// li is a compile-time constant wherever a fragment is read, so this folds to a number.
+__device__ __forceinline__ int line_slot(int li) {
+#if NLINES > 64
+    return li < 64 ? popc64((unsigned long long)(LINEMASK) & ((1ULL << li) - 1ULL))
+                   : popc64((unsigned long long)(LINEMASK))
+                         + popc64((unsigned long long)(K_LINEMASK_HI) & ((1ULL << (li - 64)) - 1ULL));
+#else
+    return popc64((unsigned long long)(LINEMASK) & ((1ULL << li) - 1ULL));
+#endif
+}
+__device__ __forceinline__ bool line_on(int li) {
+#if NLINES > 64
+    return LINE_BIT(li);
+#else
+    return ((unsigned long long)(LINEMASK) >> li) & 1ULL;
+#endif
+}
+// One weight fragment (16 bytes of values, 4 of metadata) from shared memory.  volatile: the loads stay where
+// they are written, next to their MMA, instead of being hoisted into registers.
+__device__ __forceinline__ void lds_frag(const uint4* pv, const unsigned* pm, unsigned (&a)[4], unsigned& m) {
+#if defined(TCADVISOR_HOST_EMU)
+    const volatile uint4* w = pv;
+    a[0] = w->x; a[1] = w->y; a[2] = w->z; a[3] = w->w;
+    m = *(volatile const unsigned*)pm;
+#else
+    const unsigned av = (unsigned)__cvta_generic_to_shared(pv), am = (unsigned)__cvta_generic_to_shared(pm);
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(av));
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(m) : "r"(am));
+#endif
+}
 #endif
 
 #if R > L / 2 - 1
@@ -202,14 +273,23 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
 // Loading a slice is split in two so that slices loaded ahead (K_PF) stay in flight: fetch_b only
 // issues the loads into raw registers; form_b, when the slice's turn comes, takes the neighbour's half
 // by shuffle (which waits for the data) and converts to TF32 where needed.
-__device__ __forceinline__ void fetch_b(uint4 (&raw)[NI][KC], const real* row, long long pitch_i,
-                                        int t4, int g, bool vec) {
+// With IR > 1, input rows a = 0 .. NI + IR - 2 serve output rows I .. I + IR - 1; where some of those are past
+// the grid (an inner extent not a multiple of IR) their last input rows would be past the ghost rows, so row
+// offsets stop at ``last`` (those rows' results are computed and not stored).
+__device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
+                                        int t4, int g, bool vec, int last) {
     const bool from_next = (t4 & 1) && g < 7;
 #pragma unroll
-    for (int a = 0; a < NI; ++a) {
+    for (int a = 0; a < NROWS_IN; ++a) {
+#if IR > 1
+        const int off = min(a - RI, last);
+#else
+        const int off = a - RI;
+        (void)last;
+#endif
 #pragma unroll
         for (int kc = 0; kc < KC; ++kc) {
-            const real* p = row + (long long)(a - RI) * pitch_i + START(t4, kc);
+            const real* p = row + (long long)off * pitch_i + START(t4, kc);
             uint4 w = make_uint4(0u, 0u, 0u, 0u);
             if (vec) {
                 if (!from_next) w = __ldg(reinterpret_cast<const uint4*>(p));
@@ -229,11 +309,11 @@ __device__ __forceinline__ void fetch_b(uint4 (&raw)[NI][KC], const real* row, l
     }
 }
 
-__device__ __forceinline__ void form_b(unsigned (&bf)[NI][KC][4], const uint4 (&raw)[NI][KC], int t4, int g,
-                                       bool vec) {
+__device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4 (&raw)[NROWS_IN][KC], int t4,
+                                       int g, bool vec) {
     const bool from_next = vec && (t4 & 1) && g < 7;
 #pragma unroll
-    for (int a = 0; a < NI; ++a) {
+    for (int a = 0; a < NROWS_IN; ++a) {
 #pragma unroll
         for (int kc = 0; kc < KC; ++kc) {
             const uint4 w = shared_half(raw[a][kc], from_next);
@@ -260,9 +340,25 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
     const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X;
-    const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
+    const int I = (blockIdx.y * WI + warp / WX) * IR;  // first inner output row (always 0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
+#if A_SHARED
+    // Every warp of the block reads the same fragments: one copy of the non-empty lines per block, before
+    // any warp leaves.  Values first (16 bytes per lane), then metadata (4 bytes per lane).
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    uint4* ash = reinterpret_cast<uint4*>(smem_raw);
+    unsigned* msh = reinterpret_cast<unsigned*>(ash + A_SLOTS * KC * 32);
+    for (int i = threadIdx.x; i < NLINES * KC * 32; i += blockDim.x) {
+        const int li = i / (KC * 32);
+        if (line_on(li)) {
+            const int at = line_slot(li) * KC * 32 + i % (KC * 32);
+            ash[at] = avals[i];
+            msh[at] = ameta[i];
+        }
+    }
+    __syncthreads();
+#endif
     if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
 
     // Weight fragments: 4 registers of compressed values and 1 of metadata per line and chunk.
@@ -280,6 +376,9 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
         }
 #define AFRAG(li_, kc_, a_, m_) { _Pragma("unroll") for (int q_ = 0; q_ < 4; ++q_) a_[q_] = av[li_][kc_][q_]; \
         m_ = am[li_][kc_]; }
+#elif A_SHARED
+#define AFRAG(li_, kc_, a_, m_) { const int at_ = (line_slot(li_) * KC + (kc_)) * 32 + lane;                \
+        lds_frag(ash + at_, msh + at_, a_, m_); }
 #else
     // Weight fragments read from L1 at every use.  The lane's base pointers are re-derived in every
     // iteration from an opaque zero, so the compiler can neither hoist these loop-invariant loads
@@ -288,16 +387,22 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
         a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(mbase + ((li_) * KC + (kc_)) * 32); }
 #endif
 
-    float pend[NPEND > 0 ? NPEND : 1][4];
+    // pend[h][m]: pending output slice m of inner row I + h.
+    float pend[IR][NPEND > 0 ? NPEND : 1][4];
 #pragma unroll
-    for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+    for (int h = 0; h < IR; ++h)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) pend[m][e] = 0.f;
+        for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pend[h][m][e] = 0.f;
 
-    // Window origin of this lane's segment g in inner row I.
+    // Window origin of this lane's segment g in inner row I; input rows past ``last`` (relative to I) are
+    // outside the field's ghost rows (only with IR = 2 and an odd inner extent).
     const real* base = in + (long long)(Gi + I) * pitch_i + Gx + X0 + L * g - R;
+    const int last = ni - 1 + RI - I;
 
-    // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice.
+    // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice: input row a + h
+    // for inner output row I + h, one fragment load for the IR MMAs.
 #define CHAIN(p_, acc_)                                                                        \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
@@ -305,38 +410,42 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                 _Pragma("unroll") for (int kc_ = 0; kc_ < KC; ++kc_) {                         \
                     unsigned af_[4], mf_;                                                      \
                     AFRAG((p_) * NI + a_, kc_, af_, mf_);                                      \
-                    mma_sp(acc_, af_, bf[a_][kc_], mf_, acc_);                                 \
+                    _Pragma("unroll") for (int h_ = 0; h_ < IR; ++h_)                          \
+                        mma_sp(acc_[h_], af_, bf[a_ + h_][kc_], mf_, acc_[h_]);                \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
     }
 
-    unsigned bf[NI][KC][4];
-    uint4 cur[NI][KC];
+    unsigned bf[NROWS_IN][KC][4];
+    uint4 cur[NROWS_IN][KC];
 #if L2PF > 0
     // The warp's windows cover input columns x0 - R ... x0 - R + TILE_X + L - 1 of each row.
     const real* strip = in + (long long)(Gi + I) * pitch_i + Gx + X0 - R;
 #if L2_PREFETCH_ONE_THREAD
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
-        if (lane < NI)                                                                         \
-            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)(lane - RI) * pitch_i, TILE_X + L, lane); \
+        if (lane < NROWS_IN)                                                                   \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(lane - RI, last) * pitch_i, \
+                            TILE_X + L, lane);                                                 \
     }
 #else
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
-        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
-            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)(a_ - RI) * pitch_i, TILE_X + L, lane); \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(a_ - RI, last) * pitch_i, \
+                            TILE_X + L, lane);                                                 \
     }
 #endif
     for (int p = 0; p < L2PF; ++p)
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
 #if PF > 0
-    uint4 rn[PF][NI][KC];  // the next PF slices, raw, in flight while this one is multiplied
+    uint4 rn[PF][NROWS_IN][KC];  // the next PF slices, raw, in flight while this one is multiplied
 #pragma unroll
     for (int p = 0; p < PF; ++p)
-        if (S0 - RS + p < S1 + RS) fetch_b(rn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, g, vec_loads);
+        if (S0 - RS + p < S1 + RS)
+            fetch_b(rn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, g, vec_loads, last);
 #endif
     // K_UNROLL slices per trip (default 1).
     TCA_UNROLL(K_UNROLL)
@@ -346,68 +455,83 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
 #if PF > 0
 #pragma unroll
-        for (int a = 0; a < NI; ++a)
+        for (int a = 0; a < NROWS_IN; ++a)
 #pragma unroll
             for (int kc = 0; kc < KC; ++kc) {
                 cur[a][kc] = rn[0][a][kc];
 #pragma unroll
                 for (int p = 0; p + 1 < PF; ++p) rn[p][a][kc] = rn[p + 1][a][kc];
             }
-        if (j + PF < S1 + RS) fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, g, vec_loads);
+        if (j + PF < S1 + RS)
+            fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, g, vec_loads, last);
 #else
-        fetch_b(cur, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, g, vec_loads);
+        fetch_b(cur, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, g, vec_loads, last);
 #endif
         form_b(bf, cur, t4, g, vec_loads);
-#if !A_IN_REGS
+#if !A_IN_REGS && !A_SHARED
         const int z_ = opaque_zero();
         const uint4* abase = avals + lane + z_;
         const unsigned* mbase = ameta + lane + z_;
 #endif
-        float done[4];
+        float done[IR][4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) done[e] = NPEND > 0 ? pend[0][e] : 0.f;
+        for (int h = 0; h < IR; ++h)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : 0.f;
         CHAIN(NS - 1, done);
 #pragma unroll
         for (int m = 1; m < NPEND; ++m) {
-            float acc[4];
+            float acc[IR][4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[e] = pend[m][e];
+            for (int h = 0; h < IR; ++h)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[h][e] = pend[h][m][e];
             CHAIN(NS - 1 - m, acc);
 #pragma unroll
-            for (int e = 0; e < 4; ++e) pend[m - 1][e] = acc[e];
+            for (int h = 0; h < IR; ++h)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) pend[h][m - 1][e] = acc[h][e];
         }
         if (NPEND > 0) {
-            float acc[4];
+            float acc[IR][4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[e] = 0.f;
+            for (int h = 0; h < IR; ++h)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[h][e] = 0.f;
             CHAIN(0, acc);
 #pragma unroll
-            for (int e = 0; e < 4; ++e) pend[NPEND > 0 ? NPEND - 1 : 0][e] = acc[e];
+            for (int h = 0; h < IR; ++h)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) pend[h][NPEND > 0 ? NPEND - 1 : 0][e] = acc[h][e];
         }
         const int y = j - RS;
         if (y >= S0 && y < S1) {
-            real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + X0;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
-                const int x = L * (2 * t4 + h) + 2 * g;
-                const float lo = done[h], hi = done[h + 2];
+            for (int hr = 0; hr < IR; ++hr) {
+                if (I + hr >= ni) break;
+                real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I + hr) * pitch_i + Gx + X0;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
+                    const int x = L * (2 * t4 + h) + 2 * g;
+                    const float lo = done[hr][h], hi = done[hr][h + 2];
 #if PREC == 0
-                if (vec_stores && X0 + x + 1 < nx) {
-                    *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
-                } else {
-                    if (X0 + x < nx) dst[x] = lo;
-                    if (X0 + x + 1 < nx) dst[x + 1] = hi;
-                }
+                    if (vec_stores && X0 + x + 1 < nx) {
+                        *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
+                    } else {
+                        if (X0 + x < nx) dst[x] = lo;
+                        if (X0 + x + 1 < nx) dst[x + 1] = hi;
+                    }
 #else
-                const unsigned word = pack2(lo, hi);
-                if (vec_stores && X0 + x + 1 < nx) {
-                    *reinterpret_cast<unsigned*>(dst + x) = word;
-                } else {
-                    if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
-                    if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
-                }
+                    const unsigned word = pack2(lo, hi);
+                    if (vec_stores && X0 + x + 1 < nx) {
+                        *reinterpret_cast<unsigned*>(dst + x) = word;
+                    } else {
+                        if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                        if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                    }
 #endif
+                }
             }
         }
     }

@@ -369,11 +369,12 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
     else:
         rate = ctx.gpu.instruction_peak(ctx.unit, ctx.precision, plan.mma)
         prefetch = plan.options["prefetch"]
+        rows_in = plan.options["ni"] + plan.options.get("ir", 1) - 1  # input rows a warp loads per slice
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
                        model.g_I: independent_mmas(plan),
 
-                       model.q_b: plan.tiles_per_block * plan.tile["x"] * S * plan.options["ni"] * (1 + prefetch)})
+                       model.q_b: plan.tiles_per_block * plan.tile["x"] * S * rows_in * (1 + prefetch)})
     return values, plan, occ, counts
 
 

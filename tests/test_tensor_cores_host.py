@@ -86,6 +86,17 @@ KNOBS = [
     ("tensor_core", Stencil.star(3, 1), 4, "double", {"mma": "m8n8k4"}),
     ("tensor_core", Stencil.star(3, 4), 1, "float", {"mma": "m16n8k4", "weights_shared": True, "warps": 2}),
     ("sparse_tensor_core", Stencil.star(3, 4), 1, "half", {"aregs": True, "prefetch": 2}),
+    # Sparse weight fragments in shared memory (only the non-empty lines: Star-3D1R x4 keeps 41 of 81, across
+    # both mask words) and two inner rows per warp (the test grid's 5 inner rows: the last warp's second row is
+    # past the grid, its input rows clamped and its outputs not stored).
+    ("sparse_tensor_core", Stencil.box(3, 1), 2, "half", {"weights_shared": True, "inner_rows": 2}),
+    ("sparse_tensor_core", Stencil.star(3, 1), 4, "float", {"weights_shared": True}),
+    ("sparse_tensor_core", Stencil.box(3, 1), 2, "float", {"inner_rows": 2}),
+    ("sparse_tensor_core", Stencil.star(3, 4), 1, "bfloat16", {"weights_shared": True, "inner_rows": 2,
+                                                              "l2_prefetch": 1}),
+    ("sparse_tensor_core", Stencil.box(3, 1), 1, "half", {"aregs": True, "inner_rows": 2}),
+    ("sparse_tensor_core", Stencil.box(3, 1), 1, "float", {"weights_shared": True, "inner_rows": 4, "prefetch": 0}),
+    ("sparse_tensor_core", Stencil.star(3, 1), 2, "half", {"weights_shared": True, "inner_rows": 4}),
 ]
 
 

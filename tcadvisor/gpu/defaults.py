@@ -25,6 +25,8 @@ _CC_PRECISIONS = ("fp64", "fp32")
 _SHAPES = ("box", "star")
 #: The knobs a dense Tensor Core entry may name, and what each must be.
 _TC_KNOBS = {"weights_shared": bool, "prefetch": int, "l2_prefetch": int, "warps": int}
+#: The knobs a Sparse Tensor Core entry may name, and what each must be.
+_SPTC_KNOBS = {"weights_shared": bool, "inner_rows": int, "prefetch": int, "l2_prefetch": int}
 #: Entry name -> what its value holds (for the messages).
 ENTRIES = {
     "tile1d_threads": "threads per block",
@@ -41,6 +43,7 @@ ENTRIES = {
     "pairs_strips_2d": "from depth -> [columns per thread, strip columns]",
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
+    "sparse_tensor_cores": "dimensions -> precision -> fused radius -> {knobs}",
 }
 
 
@@ -62,6 +65,7 @@ class MeasuredDefaults:
     pairs_strips_2d: tuple  # ((from depth, columns per thread, strip columns), ...) by depth, FP16/BF16 pairs
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
+    sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
     sources: dict  # entry -> tuple of results folders
 
 
@@ -128,6 +132,18 @@ class _Reader:
             else:
                 knobs[k] = self.int_(v, f"{where}.{k}", 0, 32)
         return mma, knobs
+
+    def knobs(self, value, where: str, allowed: dict) -> dict:
+        entry = self.mapping(value, where, tuple(allowed))
+        knobs = {}
+        for k, v in entry.items():
+            if allowed[k] is bool:
+                if not isinstance(v, bool):
+                    raise self.fail(f"{where}.{k}", "true or false", v)
+                knobs[k] = v
+            else:
+                knobs[k] = self.int_(v, f"{where}.{k}", 0, 32)
+        return knobs
 
     def sources(self, value, where: str, root: Path | None) -> tuple:
         folders = value if isinstance(value, list) else [value]
@@ -205,6 +221,8 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         tc=rd.by_fused_radius(v["tensor_cores"], "tensor_cores.value", rd.tc_entry),
         sptc_l2=rd.by_fused_radius(v["sparse_tensor_cores_l2_prefetch"], "sparse_tensor_cores_l2_prefetch.value",
                                    lambda x, where: rd.int_(x, where, 0, 32)),
+        sptc=rd.by_fused_radius(v["sparse_tensor_cores"], "sparse_tensor_cores.value",
+                                lambda x, where: rd.knobs(x, where, _SPTC_KNOBS)),
         sources=sources,
     )
 

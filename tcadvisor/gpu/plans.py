@@ -64,6 +64,13 @@ B_SMEM_LIMIT = 99 * 1024
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
+#: Bytes of one lane's sparse weight fragment: 4 registers of compressed values and 1 of metadata.
+SPTC_FRAGMENT_BYTES = 20
+#: Registers the sparse kernel's shared-memory weight fragments take beyond its live arrays: ptxas issues the
+#: volatile fragment loads a few MMAs ahead.  The median of compiled minus estimated registers over the 229
+#: runs with shared-memory weights below 250 registers in validation/results/h100-sxm-2026-11-26/sptc3d
+#: (10th-90th percentile 6-61; nvcc/NVRTC 13, sm_90).
+SPTC_SHARED_AHEAD = 22
 #: Bytes per element of each precision's fields (FP16/BF16 fields are 16-bit; TF32 runs on float fields).
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 #: 32-bit registers per value held: 2 for FP64, 1 otherwise.
@@ -290,9 +297,14 @@ class LaunchPlan:
                 return nx, gx, (ny if self.dims == 2 else 1)
             return nx, gx * math.ceil(ny / self.outputs["y"]), nz
         tiles = math.ceil(nx / self.outputs["x"])
-        wx, wi = self.options["wx"], self.options["wi"]
+        wx = self.options["wx"]
         ni, ns = (ny, nz) if self.dims == 3 else ((1, ny) if self.dims == 2 else (1, 1))
-        return nx, math.ceil(tiles / wx) * math.ceil(ni / wi), ns
+        return nx, math.ceil(tiles / wx) * math.ceil(ni / self.inner_rows_per_block), ns
+
+    @property
+    def inner_rows_per_block(self) -> int:
+        """Tensor Cores: inner output rows (3D: y) one block computes, ``wi`` warps of ``ir`` rows each."""
+        return self.options["wi"] * self.options.get("ir", 1)
 
     def launch(self, shape3: tuple[int, int, int], slots: int) -> tuple[tuple[int, int, int], int]:
         """(grid, slices per block) for a (nz, ny, nx) grid with ``slots`` resident blocks on the GPU."""
@@ -306,7 +318,7 @@ class LaunchPlan:
             return (gx, math.ceil(ny / self.outputs["y"]), chunks), per
         tiles = math.ceil(nx / self.outputs["x"])
         ni = ny if self.dims == 3 else 1
-        return (math.ceil(tiles / self.options["wx"]), math.ceil(ni / self.options["wi"]), chunks), per
+        return (math.ceil(tiles / self.options["wx"]), math.ceil(ni / self.inner_rows_per_block), chunks), per
 
     def executed_slices(self, ns: int, chunks: int, per: int) -> int:
         """Slices every tile column executes over the streamed axis, pipeline start-up included."""
@@ -339,7 +351,8 @@ class LaunchPlan:
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
             columns = grid[0] * self.lanes * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
-        ni = ny if self.dims == 3 else 1
+        ir = self.options.get("ir", 1)  # a warp of ir rows computes all of them, past the grid's last row too
+        ni = math.ceil(ny / ir) * ir if self.dims == 3 else 1
         mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
         return mmas * 2.0 * self.mma.macs
 
@@ -792,7 +805,8 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
                              l2_prefetch=int(m[5] or 0), weights_shared=where == "shared memory")
 
 
-_SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, weights in (registers|L1), prefetch (\d+), "
+_SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) inner rows per warp, )?"
+                        r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(\d+) slice\(s\) per trip")
 
 
@@ -800,15 +814,17 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
                                      linemask: int | None = None) -> LaunchPlan:
     """The plan of a recorded Sparse Tensor Core run, from the kernel's description of itself
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
-    weights lived, slices loaded ahead into registers and into L2, slices per trip.  Descriptions from before
-    the L2 prefetch do not name it, and were made without it; the register cap is not in the line (every
+    weights lived (registers, L1 or shared memory), inner rows per warp, slices loaded ahead into registers and
+    into L2, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
+    rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
     m = _SPTC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
-    return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[2] == "registers", prefetch=int(m[3]),
-                                    warps=int(m[1]), linemask=linemask, unroll=int(m[5]),
-                                    l2_prefetch=int(m[4] or 0))
+    return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[3] == "registers", prefetch=int(m[4]),
+                                    warps=int(m[1]), linemask=linemask, unroll=int(m[6]),
+                                    l2_prefetch=int(m[5] or 0), weights_shared=m[3] == "shared memory",
+                                    inner_rows=int(m[2] or 1))
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -994,7 +1010,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
 def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs: bool | None = None,
                              prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
                              linemask: int | None = None, unroll: int | None = None,
-                             l2_prefetch: int | None = None) -> LaunchPlan:
+                             l2_prefetch: int | None = None, weights_shared: bool | None = None,
+                             inner_rows: int | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1007,6 +1024,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     registers, more resident warps) and 1 slice.
     ``l2_prefetch``: input slices ahead whose rows the warp asks the L2 for (0: none), as in the dense kernel;
     with no knob given, ``sparse_tensor_cores_l2_prefetch`` of kernels/defaults.yaml.
+    ``weights_shared``: the non-empty lines' weight fragments in shared memory, read before each MMA (20 bytes
+    per lane and line; not with ``aregs``).  ``inner_rows`` (3D): inner output rows per warp, 1, 2 or 4; with 2
+    each weight fragment read serves two MMAs and a slice loads NI + 1 input rows for two output rows.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -1020,10 +1040,25 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
     kc = chunks(precision)
     a_regs = lines * kc * 5
-    if l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll)) and (warps, min_blocks) == (4, 1):
-        l2_prefetch = defaults.measured().sptc_l2.get((d, "fp16" if precision == "bf16" else precision, R), 0)
+    if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows))
+            and (warps, min_blocks) == (4, 1)):
+        key = (d, "fp16" if precision == "bf16" else precision, R)
+        measured = defaults.measured().sptc.get(key)
+        if measured is not None:  # the whole configuration as scanned (sparse_tensor_cores of kernels/defaults.yaml)
+            weights_shared, inner_rows = measured.get("weights_shared"), measured.get("inner_rows")
+            prefetch, l2_prefetch = measured.get("prefetch"), measured.get("l2_prefetch", 0)
+        else:
+            l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
+    weights_shared = bool(weights_shared)
+    if aregs and weights_shared:
+        raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
+                             "or in shared memory, not both")
+    ir = 1 if inner_rows is None else int(inner_rows)
+    if ir not in (1, 2, 4) or (ir > 1 and d != 3):
+        raise TcAdvisorError(f"inner_rows = {inner_rows}: a sparse kernel warp computes 1 inner row, "
+                             "or 2 or 4 in 3D")
     if aregs is None:
-        aregs = a_regs <= A_REG_LIMIT if precision == "tf32" else False
+        aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
     aregs = bool(aregs)
     if prefetch is None:
         # TF32 3D beyond 64 lines (r·t ≥ 4: 9+ inner rows of 8 registers per slice): 2 slices ahead spill
@@ -1039,20 +1074,28 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     # Weight fragments read "from L1" are loop-invariant loads that the compiler hoists into registers all the
     # same: the FP16 validation runs compiled to a_regs more registers than the arrays alone (docs/model.md).
-    live = (max(ns - 1, 1) + 2) * 4 + ni * kc * 4 * (1 + prefetch) + a_regs
+    # Fragments read from shared memory are loaded a few MMAs ahead, not hoisted out of the loop: they add
+    # SPTC_SHARED_AHEAD registers (the median over the compiled scan runs), not a_regs.
+    hoisted = SPTC_SHARED_AHEAD if weights_shared else a_regs
+    live = (max(ns - 1, 1) + 2) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
     defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni))
                + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
                ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll)))
-    if l2_prefetch:  # without it the kernel compiles exactly as before
+    if l2_prefetch:  # the optional knobs are passed only when used
         defines += (("K_L2PF", l2_prefetch),)
+    if weights_shared:
+        defines += (("K_ASMEM", lines),)
+    if ir > 1:
+        defines += (("K_IR", ir),)
+    smem = lines * kc * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     tile_x = L * SEGMENTS  # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
-                      (32 * warps, 1, 1), 0, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
+                      (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
                       defines, SHAPES[precision], lines * kc,
                       options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
-                               "l2_prefetch": l2_prefetch})
+                               "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir})
 
 
 # --------------------------------------------------------------------------- registers

@@ -27,7 +27,7 @@ from ..reference import fused_weights
 from ..stencil import Stencil
 from ..transforms.base import Construction, kernel_lines
 from . import plans
-from .backend import blocks_per_sm, cupy, device_info, module
+from .backend import blocks_per_sm, cupy, device_info, module, use_shared_memory
 from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import MatrixUnitKernel
@@ -99,7 +99,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
-                 l2_prefetch: int | None = None):
+                 l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -119,7 +119,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_sparse_tensor_cores(stencil, fuse, precision, aregs=aregs, prefetch=prefetch,
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
-                                                   unroll=unroll, l2_prefetch=l2_prefetch)
+                                                   unroll=unroll, l2_prefetch=l2_prefetch,
+                                                   weights_shared=weights_shared, inner_rows=inner_rows)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -127,7 +128,11 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         self.l2_prefetch = self.plan.options["l2_prefetch"]
         self.min_blocks = int(min_blocks)
         self.vector_loads = bool(vector_loads)
+        self.weights_shared = self.plan.options["weights_shared"]
+        self.inner_rows = self.plan.options["ir"]
         self.kernel = module("sparse_tensor_cores.cu", self.plan.defines).get_function("sptc_stream")
+        self.smem = self.plan.smem
+        use_shared_memory(self.kernel, self.smem, device_info(), "weights_shared")
         self.threads = 32 * self.wx * self.wi
         self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
 
@@ -173,7 +178,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         return 1, 1, f.pitch_y, f.pitch_z, 0, 0
 
     def _slots(self) -> int:
-        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, 0)
+        return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, self.smem)
 
     def alignment(self, f: PaddedField) -> int:
         """Bit 0: 16-byte window loads are aligned; bit 1: pair stores are aligned."""
@@ -187,7 +192,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         i32 = np.int32
         self.kernel(grid, (self.threads,), (fin.data, fout.data, self.avals, self.ameta, i32(fin.nx), i32(ni),
                                              i32(ns), np.int64(pi), np.int64(ps), i32(fin.geometry.gx), i32(gi),
-                                             i32(gs), i32(per), i32(self.alignment(fin))))
+                                             i32(gs), i32(per), i32(self.alignment(fin))), shared_mem=self.smem)
 
     def executed_flops(self, shape3) -> float:
         """FLOPs of every mma.sp issued in one sweep (dense-equivalent m·n·k, as α counts them)."""
@@ -196,7 +201,9 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     def describe(self) -> str:
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
-                f"kernel lines, {self.wx * self.wi} warps/block, weights in {'registers' if self.aregs else 'L1'}, "
+                f"kernel lines, {self.wx * self.wi} warps/block, "
+                + (f"{self.inner_rows} inner rows per warp, " if self.inner_rows > 1 else "")
+                + f"weights in {'registers' if self.aregs else 'shared memory' if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
