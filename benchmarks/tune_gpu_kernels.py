@@ -366,6 +366,21 @@ def variants_sptc3d_ir4():
     return out
 
 
+def variants_tc_vectors():
+    """The dense Tensor Core kernel with its shared-memory weight fragments read as vectors (the default since
+    2026-11-26) against word by word (``shared_words``, before), every default plan that keeps them in shared
+    memory among these, same run."""
+    out = []
+    for dtype in ("half", "float", "double"):
+        for name, grid, depths in (("Box-3D1R", "512x512x512", (2, 3, 4, 5)), ("Star-3D1R", "512x512x512", (2, 3, 4, 5)),
+                                   ("Star-3D3R", "512x512x512", (1,)), ("Box-3D2R", "512x512x512", (1, 2)),
+                                   ("Box-2D1R", "10240x10240", (5, 6, 7, 8))):
+            for t in depths:
+                for opts in ({}, {"shared_words": True}):
+                    out.append((name, dtype, grid, "tensor_core", t, None, opts))
+    return out
+
+
 def variants_cc_fp32_deep():
     """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
     issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
@@ -390,7 +405,7 @@ SCANS = {
     "tc-mem2": lambda args: variants_tc_mem2(), "tc-shapes": lambda args: variants_tc_shapes(),
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),
     "sptc3d": lambda args: variants_sptc3d(), "sptc3d-shape": lambda args: variants_sptc3d_shape(),
-    "sptc3d-ir4": lambda args: variants_sptc3d_ir4(),
+    "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
 }
 
 

@@ -23,7 +23,7 @@
 // -- FP64; 0: natural order, single loads -- TF32), K_BREGS (1: weight fragments
 // held in registers), K_BSMEM (optional, with K_BREGS 0: weight
 // fragments copied into shared memory once per block and read from there before each
-// MMA), K_PF (slices of A
+// MMA; 1: word by word, 2: as vectors, below), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
 // per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none).
@@ -37,6 +37,12 @@
 // fused x2: 75 fragments) that fills 255 registers, spills, and leaves 8 warps per SM.
 // Read from shared memory through volatile loads, they cannot be hoisted: each is
 // read just before its MMA, and the registers go to more resident warps.
+// K_BSMEM = 1 copies the fragments as uploaded (lane-major: a lane's NB words adjacent), and reads them one
+// word at a time: lanes NB words apart, so every load is an NB-way bank conflict (FP64 m16n8k16: 4 words of
+// 8 bytes, 4096 bytes of shared-memory traffic per MMA for 1024 of data; Nsight Compute: L1 99 % busy,
+// tensor pipe 40 %, validation/results/h100-sxm-2026-11-26/tc3d-ncu).  K_BSMEM = 2 stores each fragment
+// as vectors of 4, 8 or 16 bytes, vector-major (vector v of every lane adjacent), and reads a lane's fragment
+// with as few vector loads: conflict-free.
 
 #define IS_DOUBLE K_DOUBLE
 #ifndef K_HALF
@@ -143,7 +149,45 @@ typedef real wtype;
 #include "l2_prefetch.cuh"
 #endif
 
-#if B_SHARED
+#if B_SHARED == 2
+// A lane's B fragment (NB words) as NV vectors of WVEC bytes.
+#define WBYTES (NB * (IS_DOUBLE ? 8 : 4))  // wtype: double, float or a packed pair (preprocessor arithmetic)
+#define WVEC (WBYTES % 16 == 0 ? 16 : (WBYTES % 8 == 0 ? 8 : 4))
+#define NV (WBYTES / WVEC)
+// The fragment of row-chunk rc of this lane: vector v at byte ((rc * NV + v) * 32 + lane) * WVEC.  volatile:
+// the loads stay next to their MMA instead of being hoisted into registers.
+__device__ __forceinline__ void lds_bfrag(const unsigned char* wsh, int rc, int lane, wtype (&w)[NB]) {
+    unsigned u[WBYTES / 4];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        const unsigned char* p = wsh + ((rc * NV + v) * 32 + lane) * WVEC;
+#if defined(TCADVISOR_HOST_EMU)  // the CPU tests (tests/host_cuda/emu.h)
+#pragma unroll
+        for (int q = 0; q < WVEC / 4; ++q) u[v * (WVEC / 4) + q] = ((volatile const unsigned*)p)[q];
+#else
+        const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+#if WVEC == 16
+        asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(u[4 * v]), "=r"(u[4 * v + 1]), "=r"(u[4 * v + 2]), "=r"(u[4 * v + 3]) : "r"(a));
+#elif WVEC == 8
+        asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(u[2 * v]), "=r"(u[2 * v + 1]) : "r"(a));
+#else
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(u[v]) : "r"(a));
+#endif
+#endif
+    }
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+#if IS_DOUBLE
+        w[j] = __hiloint2double((int)u[2 * j + 1], (int)u[2 * j]);
+#elif HALF
+        w[j] = u[j];
+#else
+        w[j] = __uint_as_float(u[j]);
+#endif
+    }
+}
+#elif B_SHARED
 // One 4- or 8-byte weight word from shared memory.  volatile: the load stays where it is
 // written, inside the streaming loop, instead of being hoisted into a register.
 __device__ __forceinline__ wtype lds_weight(const wtype* p) {
@@ -266,7 +310,16 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
-#if B_SHARED
+#if B_SHARED == 2
+    // Every warp of the block reads the same fragments: one copy per block, before any warp leaves, each
+    // lane's fragment split into vectors stored vector-major.
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    for (int i = threadIdx.x; i < NROWS * KCH * 32 * NB; i += blockDim.x) {
+        const int rc = i / (32 * NB), ln = (i / NB) % 32, at = (i % NB) * (WBYTES / NB);
+        *reinterpret_cast<wtype*>(smem_raw + ((rc * NV + at / WVEC) * 32 + ln) * WVEC + at % WVEC) = wfrag[i];
+    }
+    __syncthreads();
+#elif B_SHARED
     // Every warp of the block reads the same fragments: one copy per block, before any warp leaves.
     extern __shared__ __align__(16) unsigned char smem_raw[];
     wtype* wsh = reinterpret_cast<wtype*>(smem_raw);
@@ -284,6 +337,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #pragma unroll
             for (int j = 0; j < NB; ++j) bf[r][c][j] = to_b(wfrag[((r * KCH + c) * 32 + lane) * NB + j]);
 #define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) out_[j_] = bf[r][c][j_]; }
+#elif B_SHARED == 2
+#define BFRAG(r, c, out_) { wtype w_[NB]; lds_bfrag(smem_raw, (r) * KCH + (c), lane, w_);            \
+        _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) out_[j_] = to_b(w_[j_]); }
 #elif B_SHARED
 #define BFRAG(r, c, out_) { _Pragma("unroll") for (int j_ = 0; j_ < NB; ++j_) \
         out_[j_] = to_b(lds_weight(wsh + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }

@@ -474,6 +474,7 @@ n_ld, n_st, n_mv, n_w, n_it, n_l = sp.symbols("n_ld n_st n_mv n_w n_it n_l", pos
 e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
 m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
 g_I = sp.Symbol("g_I", positive=True)
+n_ob = sp.Symbol("n_ob", positive=True)
 #: Constants fitted to measurements (benchmarks/fit_refined.py; values in models/fitted/refined-terms.yaml).
 lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem = sp.symbols(
     "lambda_c o_c L_it lambda_0 lambda_1 eta_B0 L_mem", positive=True)
@@ -483,8 +484,8 @@ SHARED_BYTES_PER_CLOCK = sp.Integer(128)
 ISSUE_PER_CLOCK = sp.Integer(128)
 
 #: Names of the intermediate steps of the terms' chains.
-c_fma, c_sh, c_is, c_lat_cc, c_mma, c_lat_tc, B_eff = sp.symbols(
-    "c_fma c_sh c_is c_lat_cc c_mma c_lat_tc B_eff", positive=True)
+c_fma, c_sh, c_is, c_lat_cc, c_mma, c_op, c_lat_tc, B_eff = sp.symbols(
+    "c_fma c_sh c_is c_lat_cc c_mma c_op c_lat_tc B_eff", positive=True)
 
 TERM_SYMBOLS: dict[sp.Symbol, str] = {
     N_sm: "streaming multiprocessors (SMs) of the GPU",
@@ -505,6 +506,8 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     m_I: "the MMA instruction's m", n_I: "the MMA instruction's n", k_I: "the MMA instruction's k",
     g_I: "independent MMAs a warp issues back to back per step of its dependency chain (accumulator tiles "
          "updated per slice)",
+    n_ob: "bytes a warp moves through L1/shared memory per MMA for its operands (weight fragments not held in "
+          "registers, input fragments, warp shuffles)",
     lambda_c: "fitted: cycles a warp waits per CUDA-core instruction and 32-bit word it cannot hide alone",
     o_c: "fitted: issue slots per point update beyond the counted instructions (addresses, loop, predicates)",
     L_it: "fitted: cycles of one CUDA-core block iteration (loads, barrier) the other resident blocks must cover",
@@ -517,6 +520,7 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     c_is: "cycles per point update per SM issuing its instructions",
     c_lat_cc: "cycles per point update per SM a warp waits that the other resident warps do not hide",
     c_mma: "cycles per MMA per SM on the Tensor Core pipe (the instruction's own rate)",
+    c_op: "cycles per MMA per SM moving its operands through L1/shared memory",
     c_lat_tc: "cycles per MMA per SM the resident warps do not hide",
     B_eff: "bandwidth the kernel's bytes in flight sustain [byte/s]",
 }
@@ -525,7 +529,8 @@ LATEX.update({"N_sm": r"N_{\mathrm{SM}}", "f_clk": r"f_{\mathrm{clk}}", "W": "W"
               "lambda_c": r"\lambda_c", "o_c": "o_c", "L_it": r"L_{\mathrm{it}}", "lambda_0": r"\lambda_0",
               "lambda_1": r"\lambda_1", "eta_B0": r"\eta^{B}_{0}", "L_mem": r"L_{\mathrm{mem}}",
               "c_fma": r"c_{\mathrm{fma}}", "c_sh": r"c_{\mathrm{sh}}", "c_is": r"c_{\mathrm{is}}",
-              "c_lat_cc": r"c^{\mathrm{lat}}_{\mathrm{cc}}", "c_mma": r"c_{\mathrm{mma}}",
+              "c_lat_cc": r"c^{\mathrm{lat}}_{\mathrm{cc}}", "c_mma": r"c_{\mathrm{mma}}", "c_op": r"c_{\mathrm{op}}",
+              "n_ob": r"n_{\mathrm{ob}}",
               "c_lat_tc": r"c^{\mathrm{lat}}_{\mathrm{tc}}", "B_eff": r"B_{\mathrm{eff}}"})
 #: The fitted constants, in the order the fit and the YAML list them.
 FITTED = (lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem)
@@ -564,10 +569,11 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
          "tensor_core"),
         (m_tc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "tensor_core"),
         (c_mma, 2 * m_I * n_I * k_I * N_sm * f_clk / P_tc, "cycles", TERM_SYMBOLS[c_mma], "tensor_core"),
+        (c_op, n_ob / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_op], "tensor_core"),
         (c_lat_tc, (lambda_0 + lambda_1 * k_I) / (W_sm * g_I), "cycles",
          TERM_SYMBOLS[c_lat_tc],
          "tensor_core"),
-        (eta_tc, c_mma / (c_mma + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",
+        (eta_tc, c_mma / (sp.Max(c_mma, c_op) + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",
          "tensor_core"),
         (B_eff, 1 / (1 / (eta_B0 * B) + L_mem / (N_b * q_b * N_sm)), "B/s", TERM_SYMBOLS[B_eff], "tensor_core"),
         (eta_B_tc, B_eff / B, "", "fraction of the bandwidth the bytes in flight sustain", "tensor_core"),

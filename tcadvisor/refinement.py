@@ -372,7 +372,7 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         rows_in = plan.options["ni"] + plan.options.get("ir", 1) - 1  # input rows a warp loads per slice
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
-                       model.g_I: independent_mmas(plan),
+                       model.g_I: independent_mmas(plan), model.n_ob: plan.operand_bytes_per_mma,
 
                        model.q_b: plan.tiles_per_block * plan.tile["x"] * S * rows_in * (1 + prefetch)})
     return values, plan, occ, counts
@@ -519,8 +519,10 @@ def compute_fraction(ctx: Context) -> TermValue:
         return TermValue(s["eta_cc"], f"c_fma/(max(c_fma, c_sh, c_is) + c_lat) = {_fmt(s['c_fma'])}/({_fmt(max(pipes.values()))}"
                                       f" + {_fmt(s['c_lat_cc'])}) cycles per update: the {bound} pipe binds, latency "
                                       f"at {_occupancy_note(occ, d['plan'])}")
-    return TermValue(s["eta_tc"], f"c_mma/(c_mma + c_lat) = {_fmt(s['c_mma'])}/({_fmt(s['c_mma'])} + "
-                                  f"{_fmt(s['c_lat_tc'])}) cycles per {d['plan'].mma}: the instruction's own rate, "
+    binds = ("the instruction's own rate" if s["c_mma"] >= s["c_op"] else
+             f"its operands through L1/shared memory ({_fmt(d['inputs'][model.n_ob])} bytes per MMA) bind")
+    return TermValue(s["eta_tc"], f"c_mma/(max(c_mma, c_op) + c_lat) = {_fmt(s['c_mma'])}/(max({_fmt(s['c_mma'])}, "
+                                  f"{_fmt(s['c_op'])}) + {_fmt(s['c_lat_tc'])}) cycles per {d['plan'].mma}: {binds}, "
                                   f"latency at {_occupancy_note(occ, d['plan'])}")
 
 

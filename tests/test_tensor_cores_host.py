@@ -86,6 +86,9 @@ KNOBS = [
     ("tensor_core", Stencil.star(3, 1), 4, "double", {"mma": "m8n8k4"}),
     ("tensor_core", Stencil.star(3, 4), 1, "float", {"mma": "m16n8k4", "weights_shared": True, "warps": 2}),
     ("sparse_tensor_core", Stencil.star(3, 4), 1, "half", {"aregs": True, "prefetch": 2}),
+    # Dense weight fragments in shared memory word by word, the layout of before the vectors (kept for scans).
+    ("tensor_core", Stencil.box(3, 1), 2, "double", {"weights_shared": True, "shared_words": True}),
+    ("tensor_core", Stencil.box(2, 1), 5, "half", {"weights_shared": True, "shared_words": True}),
     # Sparse weight fragments in shared memory (only the non-empty lines: Star-3D1R x4 keeps 41 of 81, across
     # both mask words) and two inner rows per warp (the test grid's 5 inner rows: the last warp's second row is
     # past the grid, its input rows clamped and its outputs not stored).

@@ -71,6 +71,9 @@ SPTC_FRAGMENT_BYTES = 20
 #: runs with shared-memory weights below 250 registers in validation/results/h100-sxm-2026-11-26/sptc3d
 #: (10th-90th percentile 6-61; nvcc/NVRTC 13, sm_90).
 SPTC_SHARED_AHEAD = 22
+#: Lanes of a warp that load an input vector in the sparse kernel: all but the odd lanes of segments 0-6
+#: (those take the upper half of their window from the next segment's lane by shuffle).
+SPTC_LOADING_LANES = 32 - 16 * 7 // 8
 #: Bytes per element of each precision's fields (FP16/BF16 fields are 16-bit; TF32 runs on float fields).
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 #: 32-bit registers per value held: 2 for FP64, 1 otherwise.
@@ -300,6 +303,43 @@ class LaunchPlan:
         wx = self.options["wx"]
         ni, ns = (ny, nz) if self.dims == 3 else ((1, ny) if self.dims == 2 else (1, 1))
         return nx, math.ceil(tiles / wx) * math.ceil(ni / self.inner_rows_per_block), ns
+
+    @property
+    def operand_bytes_per_mma(self) -> float:
+        """Tensor Cores: bytes one warp moves through L1/shared memory per MMA for its operands (the refined
+        model's n_ob; the SM's L1/shared memory moves 128 bytes per clock, shuffles included).
+
+        Per streamed slice a warp tile loads its input fragments once and reads every weight fragment not held
+        in registers once for each MMA it feeds:
+
+        * dense (kernels/tensor_cores.cu): the A fragments of its ``ni`` input rows (``na`` registers per lane
+          and chunk), shared by the kernel rows of each; the B (weight) fragment of every MMA, ``nb`` words per
+          lane, from L1 or shared memory unless in registers.  Read as vectors from shared memory (K_BSMEM = 2)
+          that is 32·nb words; read word by word from L1 or shared memory, each load's lanes lie nb words apart,
+          an nb-way bank conflict (or nb times the L1 lines), 32·nb² words;
+        * sparse (kernels/sparse_tensor_cores.cu): the weight fragment of every line and chunk (16 bytes of
+          values and 4 of metadata per lane) unless in registers, serving the MMAs of its ``ir`` inner rows; per
+          input row and chunk one 16-byte vector load by the 18 lanes that do not take their neighbour's half,
+          and the 4 shuffles (one 32-lane word each) that pass the halves on.
+        """
+        o = self.options
+        if self.unit == "cuda_core":
+            raise TcAdvisorError("operand bytes per MMA are a Tensor Core plan's")
+        lanes = 32
+        if self.kernel == "sparse_tensor_cores":
+            ir, kc, lines = o.get("ir", 1), o["kc"], o["rows"]
+            weights = 0 if o["aregs"] else lines * kc * lanes * SPTC_FRAGMENT_BYTES
+            inputs = (o["ni"] + ir - 1) * kc * (SPTC_LOADING_LANES * 16 + 4 * lanes * 4)
+            return (weights + inputs) / (ir * lines * kc)
+        word = 8 if self.precision == "fp64" else 4
+        half = self.precision in ("fp16", "bf16")
+        shape = self.mma
+        na = shape.m * shape.k // (64 if half else 32)
+        nb = shape.k // (8 if half else 4)
+        inputs = o["ni"] * o["kch"] * na * word * lanes
+        by_word = not o["weights_shared"] or o.get("shared_words", False)
+        weights = 0 if o["bregs"] else nb * word * lanes * (nb if by_word else 1)
+        return inputs / (o["rows"] * o["kch"]) + weights
 
     @property
     def inner_rows_per_block(self) -> int:
@@ -785,7 +825,8 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
-_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, weights in (registers|L1|shared memory), "
+_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, "
+                      r"weights in (registers|L1|shared memory as vectors|shared memory), "
                       r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?min (\d+) blocks/SM")
 
 
@@ -802,7 +843,8 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
     where = m[3]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
                              prefetch=int(m[4]), warps=int(m[2]), min_blocks=int(m[6]), rowmask=rowmask,
-                             l2_prefetch=int(m[5] or 0), weights_shared=where == "shared memory")
+                             l2_prefetch=int(m[5] or 0), weights_shared=where.startswith("shared memory"),
+                             shared_words=where == "shared memory")
 
 
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) inner rows per warp, )?"
@@ -918,7 +960,7 @@ def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
 def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaShape, bregs: bool | None = None,
                       prefetch: int | None = None, warps: int | None = None, min_blocks: int | None = None,
                       rowmask: int | None = None, l2_prefetch: int | None = None,
-                      weights_shared: bool | None = None) -> LaunchPlan:
+                      weights_shared: bool | None = None, shared_words: bool = False) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -926,7 +968,10 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     K_pad/k MMAs per row and slice.  Weight fragments live in registers up to
     :data:`B_REG_LIMIT` per lane, and one slice of input fragments is loaded
     ahead where they take at most :data:`A_PREFETCH_LIMIT` registers.  ``l2_prefetch``: input slices
-    ahead of the one being multiplied whose rows the warp asks the L2 to fetch (0: none).
+    ahead of the one being multiplied whose rows the warp asks the L2 to fetch (0: none).  With
+    ``weights_shared`` the fragments are stored and read as vectors (conflict-free) where a lane's fragment has
+    more than one word; ``shared_words`` stores and reads them word by word, as before 2026-11-26 (nb-way bank
+    conflicts; kept for side-by-side scans).
     ``weights_shared``: weight fragments copied into shared memory per block and read before each
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
 
@@ -991,8 +1036,11 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_HALF", {"fp16": 1, "bf16": 2}[precision]),)
     if l2_prefetch:  # without these the kernel compiles exactly as before
         defines += (("K_L2PF", l2_prefetch),)
-    if weights_shared:
-        defines += (("K_BSMEM", 1),)
+    # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
+    # scan measured 0-7 % faster there (validation/results/h100-sxm-2026-11-26/tc-vectors).
+    shared_words = bool(weights_shared and (shared_words or nb == 1))
+    if weights_shared:  # as vectors, conflict-free; shared_words: word by word as before 2026-11-26 (scans)
+        defines += (("K_BSMEM", 1 if shared_words else 2),)
     smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
@@ -1001,7 +1049,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       options={"k_pad": k_pad, "kch": kch, "ns": ns, "ni": ni, "rows": rows, "bregs": bregs,
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
-                               "weights_shared": bool(weights_shared)})
+                               "weights_shared": bool(weights_shared),
+                               "shared_words": shared_words})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

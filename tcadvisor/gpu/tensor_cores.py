@@ -105,7 +105,7 @@ class TensorCoreKernel(MatrixUnitKernel):
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
-                 l2_prefetch: int | None = None, weights_shared: bool | None = None):
+                 l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -134,7 +134,8 @@ class TensorCoreKernel(MatrixUnitKernel):
         # The launch shape comes from the planner, which the refined model reads too.
         self.plan = plans.plan_tensor_cores(stencil, fuse, precision, self.shape, bregs=bregs, prefetch=prefetch,
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
-                                            l2_prefetch=l2_prefetch, weights_shared=weights_shared)
+                                            l2_prefetch=l2_prefetch, weights_shared=weights_shared,
+                                            shared_words=shared_words)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -149,6 +150,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.prefetch = plan.options["prefetch"]
         self.l2_prefetch = plan.options["l2_prefetch"]
         self.weights_shared = plan.options["weights_shared"]
+        self.shared_words = plan.options["shared_words"]
         self.smem = plan.smem
         self.min_blocks = plan.options["min_blocks"]
         self.vector_loads = bool(vector_loads)
@@ -231,10 +233,14 @@ class TensorCoreKernel(MatrixUnitKernel):
         """FLOPs the Tensor Cores execute in one sweep: every MMA issued, padding included."""
         return self.plan.executed_flops(shape3, self._slots())
 
+    def _shared_text(self) -> str:
+        # "shared memory" alone is what runs recorded before the vector layout say (plans._TC_TEXT reads both)
+        return "shared memory" if self.shared_words else "shared memory as vectors"
+
     def describe(self) -> str:
         return (f"{self.shape} {self.precision.upper()}, α = {self.alpha} ({float(self.alpha):.3f}), "
                 f"{self.kch} K-chunk(s) x {self.nonzero_rows} kernel rows, {self.wx * self.wi} warps/block, "
-                f"weights in {'registers' if self.bregs else 'shared memory' if self.weights_shared else 'L1'}, "
+                f"weights in {'registers' if self.bregs else self._shared_text() if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + f"min {self.min_blocks} blocks/SM, "

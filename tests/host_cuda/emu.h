@@ -405,6 +405,12 @@ template <class T>
 inline T __ldg(const T* p) { return *p; }
 inline unsigned __float_as_uint(float v) { return emu::f32_bits(v); }
 inline float __uint_as_float(unsigned w) { return emu::f32_of(w); }
+inline double __hiloint2double(int hi, int lo) {
+    const unsigned long long bits = ((unsigned long long)(unsigned)hi << 32) | (unsigned)lo;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+}
 // The vector types the Tensor Core kernels (and the CUDA-core kernels in FP16/BF16) load and store.
 struct float2 { float x, y; };
 struct uint2 { unsigned x, y; };
