@@ -504,14 +504,15 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     q_s: "slices loaded per output slice (each chunk loads its halo slices again)",
     q_b: "bytes one block has in flight (the loads of one iteration)",
     m_I: "the MMA instruction's m", n_I: "the MMA instruction's n", k_I: "the MMA instruction's k",
-    g_I: "independent MMAs a warp issues back to back per step of its dependency chain (accumulator tiles "
-         "updated per slice)",
+    g_I: "MMAs that share one weight-fragment read (the sparse kernel's inner rows per warp; 1 otherwise): "
+         "the per-MMA instruction stream lambda_0 is issued once for them",
     n_ob: "bytes a warp moves through L1/shared memory per MMA for its operands (weight fragments not held in "
           "registers, input fragments, warp shuffles)",
     lambda_c: "fitted: cycles a warp waits per CUDA-core instruction and 32-bit word it cannot hide alone",
     o_c: "fitted: issue slots per point update beyond the counted instructions (addresses, loop, predicates)",
     L_it: "fitted: cycles of one CUDA-core block iteration (loads, barrier) the other resident blocks must cover",
-    lambda_0: "fitted: cycles a warp waits per MMA instruction, constant part",
+    lambda_0: "fitted: cycles a warp waits per MMA instruction, constant part (its stream of operand loads and "
+              "addresses, shared by the g_I MMAs of one weight fragment)",
     lambda_1: "fitted: cycles a warp waits per MMA instruction, per unit of the instruction's k",
     eta_B0: "fitted: fraction of the copy bandwidth a streaming kernel reaches with enough bytes in flight",
     L_mem: "fitted: DRAM latency under load [s]",
@@ -570,7 +571,7 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
         (m_tc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "tensor_core"),
         (c_mma, 2 * m_I * n_I * k_I * N_sm * f_clk / P_tc, "cycles", TERM_SYMBOLS[c_mma], "tensor_core"),
         (c_op, n_ob / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_op], "tensor_core"),
-        (c_lat_tc, (lambda_0 + lambda_1 * k_I) / (W_sm * g_I), "cycles",
+        (c_lat_tc, (lambda_0 / g_I + lambda_1 * k_I) / W_sm, "cycles",
          TERM_SYMBOLS[c_lat_tc],
          "tensor_core"),
         (eta_tc, c_mma / (sp.Max(c_mma, c_op) + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",

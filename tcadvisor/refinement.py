@@ -379,26 +379,22 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
 
 
 def independent_mmas(plan) -> int:
-    """g_I: MMAs whose latency one warp overlaps: 1 on both Tensor Core kernels.
+    """g_I: MMAs that share one weight-fragment read: the sparse kernel's inner rows per warp (1, 2 or 4), else 1.
 
-    Per streamed slice a warp tile issues one MMA chain per kernel line into that
-    line's own accumulator, so up to ``rows`` MMAs are independent; an earlier model
-    took g_I = rows where the weight fragments sit in registers.  Nsight Compute on
-    the 2026-11-25 corpus says otherwise
-    (validation/results/h100-sxm-2026-11-25/instructions/, profiles/): each MMA
-    comes with 13 to 40 other instructions (operand loads, the strided swap,
-    addresses), warps issue one instruction every 4 to 10 cycles at 8 to 38 warps
-    per SM, and the 3D kernels with 25 independent lines run at 0.36 to 0.43 issued
-    instructions per cycle per scheduler with the tensor pipe far from busy.  What a
-    warp waits for is its instruction stream per MMA, which independent
-    accumulators do not shorten: the latency term counts it once per MMA over the
-    resident warps (λ_0 + λ_1·k per MMA, fitted).  Leave-one-shape-out on the corpus:
-    g_I = rows gives sparse 90th-percentile errors of 2.6 (260 %), g_I = 1 gives 0.6-1.0,
-    and names the measured winner in 136 of 153 clear cases against 114
-    (docs/model.md, "Independent MMAs").
+    The latency term divides only its constant part λ_0 by g_I: c_lat = (λ_0/g_I + λ_1·k)/W per MMA.
+    λ_0 stands for the stream of other instructions a warp issues per MMA, the fragment
+    loads and addresses first (Nsight Compute on the 2026-11-25 corpus,
+    validation/results/h100-sxm-2026-11-25/instructions/: 13 to 40 per MMA, warps
+    issuing one instruction every 4 to 10 cycles); a warp whose weight fragment feeds
+    the MMAs of ``ir`` inner rows issues that stream once for ``ir`` MMAs.  λ_1·k, the
+    MMA's own latency, is not shared.  Independent accumulators alone shorten nothing:
+    an earlier model took g_I = rows (every kernel line its own accumulator) and
+    missed the sparse kernels by 260 % at the 90th percentile (docs/model.md,
+    "Independent MMAs").  Leave-one-shape-out on the 2026-11-26 corpora, with g_I = 1
+    against this: H100 winners 96 of 133 clear cases against 104, H200 108 of 158
+    against 116, medians 12.8 % / 15.4 % against 13.3 % / 14.9 %.
     """
-    del plan
-    return 1
+    return plan.options.get("ir", 1)
 
 
 def evaluate_chain(unit: str, inputs: dict, fitted: dict | None = None,

@@ -253,7 +253,9 @@ def test_tensor_core_row_masks_take_a_second_word_beyond_64_rows():
 def test_weights_of_81_rows_leave_the_registers_and_fit_shared_memory():
     """3D r·t = 4: the weight fragments of 81 rows go to shared memory (FP64 81 KiB per block at most), within
     :data:`plans.B_SMEM_LIMIT`; at r·t = 5 FP64 they would not fit every GPU and are read from L1.  The sparse
-    kernel reads them from L1 (over A_REG_LIMIT) and TF32 keeps one slice ahead."""
+    kernel takes the scanned 3D configuration (``sparse_tensor_cores`` of kernels/defaults.yaml): weights in
+    shared memory, four inner rows per warp, nothing loaded ahead; with a knob given, the rule of before
+    (weights from L1 over A_REG_LIMIT, TF32 one slice ahead beyond 64 lines, two below)."""
     for st, t in ((Stencil.star(3, 4), 1), (Stencil.box(3, 1), 4)):
         for precision, shapes in (("fp64", ("m16n8k16", "m16n8k8", "m16n8k4", "m8n8k4")),
                                   ("tf32", ("m16n8k8", "m16n8k4")), ("fp16", ("m16n8k16",))):
@@ -263,10 +265,16 @@ def test_weights_of_81_rows_leave_the_registers_and_fit_shared_memory():
                 assert 0 < plan.smem <= plans.B_SMEM_LIMIT and plan.occupancy(H100).blocks >= 1
         for precision in ("tf32", "fp16", "bf16"):
             plan = plans.plan_sparse_tensor_cores(st, t, precision)
-            assert not plan.options["aregs"] and plan.options["prefetch"] == 1 and plan.occupancy(H100).blocks >= 1
+            o = plan.options
+            assert not o["aregs"] and o["weights_shared"] and (o["ir"], o["prefetch"]) == (4, 0), (st.name, precision)
+            assert 0 < plan.smem <= H100.shared_memory_per_block and plan.occupancy(H100).blocks >= 1
+            rule = plans.plan_sparse_tensor_cores(st, t, precision, inner_rows=1)
+            assert not rule.options["aregs"] and not rule.options["weights_shared"]
+            assert rule.options["prefetch"] == 1 and rule.smem == 0
     deep = plans.plan_tensor_cores(Stencil.box(3, 1), 5, "fp64", MmaShape(16, 8, 4))
     assert (deep.options["weights_shared"], deep.options["bregs"], deep.smem) == (False, False, 0)
-    assert plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 3, "tf32").options["prefetch"] == 2  # as before
+    assert plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 3, "tf32", inner_rows=1).options["prefetch"] == 2
+    assert plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 3, "tf32").options["prefetch"] == 2  # 2D: the rule
 
 
 def test_3d_cuda_core_plans_are_tiles_the_compiler_does_not_spill():

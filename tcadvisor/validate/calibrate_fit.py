@@ -159,7 +159,7 @@ def section(rows: list[dict], spec: GpuSpec, device: str, configs: list[corpus.C
     """
     import numpy as np
 
-    from .. import refinement
+    from .. import model, refinement
     from ..fingerprint import kernel_fingerprint
     from . import fitting
 
@@ -171,6 +171,8 @@ def section(rows: list[dict], spec: GpuSpec, device: str, configs: list[corpus.C
     pinned = dict(fitting.PINNED)
     kept = []
     bundled = refinement.constants()  # the file's (no spec given)
+    for name, why in fitting.CALIBRATE_PINNED_BUNDLED.items():
+        pinned[name] = (bundled[next(s for s in model.FITTED if s.name == name)], f"the bundled value: {why}")
     for chain, own in _chain_constants().items():
         planned = sum(("cuda_core" if c.unit == "cuda_core" else "tensor_core") == chain for c in configs)
         ran = sum(r.chain == chain for r in runs)
@@ -195,7 +197,8 @@ def section(rows: list[dict], spec: GpuSpec, device: str, configs: list[corpus.C
     source = (f"tcadvisor calibrate --fit on {device}: {len(runs)} configurations checked and timed"
               + (f" ({bad} more failed, were refused, were not timed or have no rate in the spec)" if bad else "")
               + "; soft-L1 least squares of log(predicted/measured) as for the bundled constants"
-              + (f"; {', '.join(held)} pinned as there" if held else "")
+              + (f"; {', '.join(held)} held at the bundled value (identified only on the project's corpora)"
+                 if held else "")
               + (f"; {', '.join(kept)} kept at the bundled values (no kernel of theirs runs here)" if kept else ""))
     return {"constants": {s.name: float(v) for s, v in fitted.items()},
             "kernel_fingerprint": kernel_fingerprint(), "runs": len(runs),

@@ -47,12 +47,14 @@ UNITS_OF = {"lambda_c": "cycles per instruction and 32-bit word", "o_c": "instru
             "eta_B0": "fraction of the copy bandwidth", "L_mem": "seconds"}
 #: Robust loss: residuals beyond about 10 % weigh linearly, so one odd run cannot pull every constant.
 LOSS, F_SCALE = "soft_l1", 0.1
-#: Constants held fixed rather than fitted, with why (filled where the data cannot identify one).
-PINNED: dict[str, tuple[float, str]] = {
-    "o_c": (0.0, "not identifiable: removing it (o_c = 0) raises the robust loss by 0.9 % on the H100's corpus, under "
-                 "the 1 % that identifies a constant (1.3 % on the H200's; 0.5-0.7 % on both 2026-11-25 corpora), "
-                 "so the counted instructions carry the issue cost alone (identifiability in "
-                 "validation/results/refined-fit-2026-11-26/crossval.md)"),
+#: Constants held fixed rather than fitted, with why (filled where the data cannot identify one).  o_c was
+#: pinned at 0 from 2026-11-25 until the corpora of the 3D Tensor Core kernels of 2026-11-26, on which removing it
+#: raises the robust loss by 3.7 % (H100) and 4.1 % (H200), above the 1 % that identifies a constant.
+PINNED: dict[str, tuple[float, str]] = {}
+#: Constants ``calibrate --fit`` holds at the bundled value on a user's GPU, with why.
+CALIBRATE_PINNED_BUNDLED = {
+    "o_c": "identified only on the project's corpora of 988 runs per GPU (validation/results/refined-fit-2026-11-26/"
+           "crossval.md, identifiability); a calibration corpus is a few hundred runs",
 }
 #: A constant whose removal (value 0) raises the robust loss by less than this share is not identified by the data.
 IDENTIFIABLE = 0.01
