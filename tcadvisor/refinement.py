@@ -390,9 +390,9 @@ def independent_mmas(plan) -> int:
     MMA's own latency, is not shared.  Independent accumulators alone shorten nothing:
     an earlier model took g_I = rows (every kernel line its own accumulator) and
     missed the sparse kernels by 260 % at the 90th percentile (docs/model.md,
-    "Independent MMAs").  Leave-one-shape-out on the 2026-11-26 corpora, with g_I = 1
-    against this: H100 winners 96 of 133 clear cases against 104, H200 108 of 158
-    against 116, medians 12.8 % / 15.4 % against 13.3 % / 14.9 %.
+    "Independent MMAs").  Leave-one-shape-out on the 2026-11-26 corpora (o_c pinned at 0 for
+    both), with g_I = 1 against this: H100 winners 96 of 133 clear cases against 104, H200
+    108 of 158 against 116, medians 12.8 % / 15.4 % against 13.3 % / 14.9 %.
     """
     return plan.options.get("ir", 1)
 
