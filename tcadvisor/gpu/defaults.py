@@ -121,20 +121,13 @@ class _Reader:
             mma = str(MmaShape.parse(str(entry.get("mma"))))
         except (TcAdvisorError, ValueError):
             raise self.fail(f"{where}.mma", "an MMA instruction such as m16n8k8", entry.get("mma")) from None
-        knobs = {}
-        for k, v in entry.items():
-            if k == "mma":
-                continue
-            if _TC_KNOBS[k] is bool:
-                if not isinstance(v, bool):
-                    raise self.fail(f"{where}.{k}", "true or false", v)
-                knobs[k] = v
-            else:
-                knobs[k] = self.int_(v, f"{where}.{k}", 0, 32)
-        return mma, knobs
+        return mma, self._knob_values({k: v for k, v in entry.items() if k != "mma"}, where, _TC_KNOBS)
 
     def knobs(self, value, where: str, allowed: dict) -> dict:
-        entry = self.mapping(value, where, tuple(allowed))
+        return self._knob_values(self.mapping(value, where, tuple(allowed)), where, allowed)
+
+    def _knob_values(self, entry: dict, where: str, allowed: dict) -> dict:
+        """Each knob of ``entry`` checked as ``allowed`` says: true or false, or a whole number from 0 to 32."""
         knobs = {}
         for k, v in entry.items():
             if allowed[k] is bool:
