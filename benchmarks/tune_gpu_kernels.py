@@ -17,7 +17,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tcadvisor.errors import TcAdvisorError  # noqa: E402
-from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.stencil import Stencil, parse_stencil  # noqa: E402
+
+#: Custom stencils of the validation corpus (validation/suites/corpus.yaml), by the corpus's names.
+UPWIND_2D = Stencil.from_offsets([(-2, 0), (-1, 0), (0, -2), (0, -1), (0, 0)], name="upwind-2d")
+DIAGONAL_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)] + [(0, 0, 0)],
+                                   name="diagonal-3d")
+#: Where a scan's ``source`` option takes the kernel files of another commit from (written by the session
+#: script with ``git show COMMIT:kernels/FILE``; ignored by git).
+OTHER_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "kernels-at")
 
 
 def variants(only):
@@ -381,6 +389,99 @@ def variants_tc_vectors():
     return out
 
 
+def variants_sptc2d():
+    """The Sparse Tensor Core kernel in 1D/2D with 2 or 4 adjacent x tiles per warp (``x_tiles``: each weight
+    fragment read serves that many MMAs), with the weights in L1 or shared memory and other slices ahead, against
+    its defaults in the same run; each variant keeps the configuration's default L2 prefetch.  Beside them, the
+    2D sparse and 3D dense configurations slower in the evening's corpus than in the morning's, each with the
+    kernel file of the morning (``source``: commit 0496040) and the dense weights word by word."""
+    from tcadvisor.gpu import defaults
+
+    l2 = defaults.measured().sptc_l2
+    out = []
+
+    def add(name, dtype, grid, t, knobs):
+        st = parse_stencil(name) if isinstance(name, str) else name
+        prec = {"half": "fp16", "bfloat16": "fp16", "float": "tf32"}[dtype]
+        pf2 = l2.get((st.dims, prec, st.radius * t), 0)
+        for k in knobs:
+            out.append((name, dtype, grid, "sparse_tensor_core", t, None,
+                        dict(k, l2_prefetch=pf2) if k and pf2 else dict(k)))
+
+    xt2, xt2s, xt4s = {"x_tiles": 2}, {"x_tiles": 2, "weights_shared": True}, {"x_tiles": 4, "weights_shared": True}
+    g2 = "10240x10240"
+    for t in range(1, 8):
+        add("Box-2D1R", "half", g2, t, ({}, xt2, xt2s, xt4s, dict(xt2, prefetch=0), dict(xt2s, prefetch=2)))
+        add("Box-2D1R", "float", g2, t, ({}, xt2, xt2s, xt4s, dict(xt2, prefetch=1), dict(xt2s, prefetch=1)))
+    for dtype in ("half", "float"):
+        for t in (1, 2, 3):
+            add("Box-2D2R", dtype, g2, t, ({}, xt2, xt2s, xt4s))
+        for t in (1, 2):
+            add("Box-2D3R", dtype, g2, t, ({}, xt2, xt2s, xt4s))
+    for t in (3, 6):
+        add("Box-2D1R", "bfloat16", g2, t, ({}, xt2, xt2s))
+    add(UPWIND_2D, "half", g2, 2, ({}, xt2, xt2s))
+    morning = {"source": "0496040"}
+    for name, dtype, t in ((UPWIND_2D, "half", 2), ("Box-2D1R", "float", 7), ("Star-2D1R", "float", 7)):
+        add(name, dtype, g2, t, ({}, ))
+        out.append((name, dtype, g2, "sparse_tensor_core", t, None, dict(morning)))
+    for dtype in ("half", "bfloat16"):
+        for opts in ({}, {"shared_words": True}, {"weights_shared": False}):
+            out.append((DIAGONAL_3D, dtype, "512x512x512", "tensor_core", 2, None, opts))
+    return out
+
+
+def variants_sptc2d_grid():
+    """Second round of sptc2d (the first showed gains of up to 1.33x and losses of up to 3x between neighbouring
+    knobs): every combination of x tiles (1, 2, 4), weights in L1/registers or shared memory, slices ahead and the
+    L2 prefetch (none or the configuration's default) for the 2D boxes of fused radius 1-7, FP16 and TF32."""
+    from tcadvisor.gpu import defaults
+
+    l2 = defaults.measured().sptc_l2
+    out = []
+    for dtype, prec, pfs in (("half", "fp16", (0, 1, 2)), ("float", "tf32", (1, 2))):
+        for name, depths in (("Box-2D1R", range(1, 8)), ("Box-2D2R", (1, 2, 3)), ("Box-2D3R", (1, 2))):
+            st = parse_stencil(name)
+            for t in depths:
+                pf2 = l2.get((2, prec, st.radius * t), 0)
+                out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, {}))
+                for xt in (1, 2, 4):
+                    for ws in (False, True):
+                        for pf in pfs:
+                            for l2pf in sorted({0, pf2}):
+                                out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None,
+                                            {"x_tiles": xt, "weights_shared": ws, "prefetch": pf,
+                                             "l2_prefetch": l2pf}))
+    morning = {"source": "0496040"}
+    for name, dtype, t in ((UPWIND_2D, "half", 2), ("Box-2D1R", "float", 7), ("Star-2D1R", "float", 7)):
+        for opts in ({}, morning, {}, morning):
+            out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, dict(opts)))
+    for dtype in ("half", "bfloat16"):
+        for opts in ({}, {"shared_words": True}, {"weights_shared": False}):
+            out.append((DIAGONAL_3D, dtype, "512x512x512", "tensor_core", 2, None, opts))
+    return out
+
+
+def variants_sptc2d_shape():
+    """Third round of sptc2d: the chosen 2D defaults (kernels/defaults.yaml sparse_tensor_cores) with other block
+    shapes, a register cap and two slices per trip, against themselves in the same run."""
+    from tcadvisor.gpu import defaults
+
+    chosen = defaults.measured().sptc
+    out = []
+    for dtype, prec in (("half", "fp16"), ("float", "tf32")):
+        for name, depths in (("Box-2D1R", range(1, 8)), ("Box-2D2R", (2, 3))):
+            st = parse_stencil(name)
+            for t in depths:
+                knobs = chosen.get((2, prec, st.radius * t))
+                if knobs is None:
+                    continue
+                out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, {}))
+                for extra in ({"warps": 2}, {"warps": 8}, {"min_blocks": 2}, {"unroll": 2}):
+                    out.append((name, dtype, "10240x10240", "sparse_tensor_core", t, None, {**knobs, **extra}))
+    return out
+
+
 def variants_cc_fp32_deep():
     """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
     issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
@@ -406,7 +507,38 @@ SCANS = {
     "sptc": lambda args: variants_sptc(), "sptc-l2": lambda args: variants_sptc_l2(),
     "sptc3d": lambda args: variants_sptc3d(), "sptc3d-shape": lambda args: variants_sptc3d_shape(),
     "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
+    "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
+    "sptc2d-shape": lambda args: variants_sptc2d_shape(),
 }
+
+
+def kernel_source(commit):
+    """Compile the kernels of the next run from ``build/kernels-at/COMMIT/`` (None: today's ``kernels/``): the
+    backend's caches are cleared so that no module of the other source is reused."""
+    from tcadvisor.gpu import backend
+
+    backend.module.cache_clear()
+    backend._source.cache_clear()
+    if not hasattr(backend, "_today_data_dir"):
+        backend._today_data_dir = backend.data_dir
+    if commit is None:
+        backend.data_dir = backend._today_data_dir
+        return
+    root = os.path.join(OTHER_SOURCES, commit)
+    if not os.path.isdir(root):
+        raise TcAdvisorError(f"no kernel files of {commit} under {root}")
+    from pathlib import Path
+
+    today = backend._today_data_dir
+
+    class _Kernels(type(Path())):
+        """build/kernels-at/COMMIT for the files kept there, today's kernels/ for the others."""
+
+        def __truediv__(self, name):
+            mine = Path(root) / name
+            return mine if mine.exists() else today("kernels") / name
+
+    backend.data_dir = lambda what: _Kernels(root) if what == "kernels" else today(what)
 
 
 def main():
@@ -430,16 +562,20 @@ def main():
     table = open(os.path.join(args.out, "tuning.csv"), "w", newline="")
     writer = None
     for name, dtype, grid, unit, t, mma, opts in chosen:
-        st = parse_stencil(name)
+        st = parse_stencil(name) if isinstance(name, str) else name
+        opts = dict(opts)
+        source = opts.pop("source", None)
         try:
+            kernel_source(source)
             chk = run(st, dtype, unit, fuse=t, grid=small[st.dims], steps=2 * t + 1, seed=5, mma=mma,
                       kernel_options=opts, gpu="h100-measured")
             res = run(st, dtype, unit, fuse=t, grid=grid, steps=t * args.sweeps, seed=1, mma=mma, check=False,
                       repeats=args.repeats, kernel_options=opts, gpu="h100-measured")
         except (TcAdvisorError, RuntimeError) as exc:
-            print(f"skip {name} {dtype} {unit} t={t} {mma} {opts}: {str(exc).splitlines()[0]}", flush=True)
+            print(f"skip {st.name} {dtype} {unit} t={t} {mma} {opts}: {str(exc).splitlines()[0]}", flush=True)
             continue
-        row = {"stencil": name, "dtype": dtype, "unit": unit, "fuse": t, "mma": mma or "", "options": opts,
+        row = {"stencil": st.name, "dtype": dtype, "unit": unit, "fuse": t, "mma": mma or "",
+               "options": dict(opts, source=source) if source else opts,
                "gstencils": res.gstencils, "fraction": res.fraction_of_bound, "correct": chk.passed,
                "err": chk.max_rel_error, "kernel": res.kernel}
         if writer is None:
@@ -447,7 +583,7 @@ def main():
             writer.writeheader()
         writer.writerow(row)
         table.flush()
-        print(f"{name} {dtype:6} {unit:11} t={t} {mma or '':8} {str(opts):55} {res.gstencils:8.1f} GSt/s "
+        print(f"{st.name} {dtype:6} {unit:11} t={t} {mma or '':8} {str(row['options']):55} {res.gstencils:8.1f} GSt/s "
               f"{100 * (res.fraction_of_bound or float('nan')):5.1f}% correct={chk.passed} | {res.kernel}", flush=True)
         del res, chk
         cp.get_default_memory_pool().free_all_blocks()

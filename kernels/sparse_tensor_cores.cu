@@ -48,7 +48,8 @@
 // kernels/l2_prefetch.cuh; 0 or absent: none), K_ASMEM (optional, with K_AREGS 0: the number of non-empty
 // lines, whose weight fragments are copied into shared memory once per block and read from there before
 // each use; 0 or absent: not in shared memory),
-// K_IR (optional, 3D only: inner output rows per warp, 1, 2 or 4; default 1).
+// K_IR (optional: output lines per warp, 1, 2 or 4, default 1; in 3D adjacent inner rows, in 1D/2D adjacent
+// tiles of TILE_X columns along x).
 //
 // Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
 // from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
@@ -56,7 +57,9 @@
 // shared memory stay next to their MMA, as in kernels/tensor_cores.cu (K_BSMEM).
 // Why K_IR = 2 (or 4): in 3D a warp computing inner rows I and I + 1 applies each weight fragment to two input
 // rows (row a for output I, row a + 1 for output I + 1): one fragment load per two MMAs, and NI + 1 input
-// rows loaded per slice for two output rows instead of 2 NI.
+// rows loaded per slice for two output rows instead of 2 NI.  In 1D/2D there is no inner axis and a warp's
+// IR lines are IR adjacent x tiles: each weight fragment read still serves IR MMAs (the lines' inputs are
+// disjoint windows, IR per slice), at the price of IR sets of pending accumulators.
 
 #define PREC K_PREC
 #define R K_R
@@ -93,10 +96,8 @@
 #if IR != 1 && IR != 2 && IR != 4
 #error "K_IR: a warp computes 1, 2 or 4 inner rows"
 #endif
-#if IR > 1 && NI == 1
-#error "K_IR > 1 needs an inner axis (3D)"
-#endif
-#define NROWS_IN (NI + IR - 1)  // input rows per slice a warp loads
+#define NROWS_IN (NI + IR - 1)  // input rows (1D/2D: x tiles) per slice a warp loads
+#define X_LINES (NI == 1)       // 1D/2D: the IR lines of a warp lie along x, TILE_X columns apart
 #define TCA_STR(x) #x
 #define TCA_UNROLL(n) _Pragma(TCA_STR(unroll n))
 
@@ -275,7 +276,8 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
 // by shuffle (which waits for the data) and converts to TF32 where needed.
 // With IR > 1, input rows a = 0 .. NI + IR - 2 serve output rows I .. I + IR - 1; where some of those are past
 // the grid (an inner extent not a multiple of IR) their last input rows would be past the ghost rows, so row
-// offsets stop at ``last`` (those rows' results are computed and not stored).
+// offsets stop at ``last`` (those rows' results are computed and not stored).  In 1D/2D ``pitch_i`` is the
+// step between the warp's x tiles (TILE_X) and ``last`` the last tile that starts inside the grid.
 __device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
                                         int t4, int g, bool vec, int last) {
     const bool from_next = (t4 & 1) && g < 7;
@@ -339,8 +341,8 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
-    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X;
-    const int I = (blockIdx.y * WI + warp / WX) * IR;  // first inner output row (always 0 in 1D/2D)
+    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X * (X_LINES ? IR : 1);
+    const int I = (blockIdx.y * WI + warp / WX) * (X_LINES ? 1 : IR);  // first inner output row (0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
 #if A_SHARED
@@ -399,7 +401,14 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     // Window origin of this lane's segment g in inner row I; input rows past ``last`` (relative to I) are
     // outside the field's ghost rows (only with IR = 2 and an odd inner extent).
     const real* base = in + (long long)(Gi + I) * pitch_i + Gx + X0 + L * g - R;
+#if X_LINES
+    // The warp's lines are x tiles TILE_X apart: the step between them, and the last one that starts in the grid.
+    const long long step_i = TILE_X;
+    const int last = (nx - 1 - X0) / TILE_X;
+#else
+    const long long step_i = pitch_i;
     const int last = ni - 1 + RI - I;
+#endif
 
     // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice: input row a + h
     // for inner output row I + h, one fragment load for the IR MMAs.
@@ -426,14 +435,14 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
         if (lane < NROWS_IN)                                                                   \
-            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(lane - RI, last) * pitch_i, \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(lane - RI, last) * step_i, \
                             TILE_X + L, lane);                                                 \
     }
 #else
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
-            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(a_ - RI, last) * pitch_i, \
+            l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(a_ - RI, last) * step_i, \
                             TILE_X + L, lane);                                                 \
     }
 #endif
@@ -445,7 +454,7 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #pragma unroll
     for (int p = 0; p < PF; ++p)
         if (S0 - RS + p < S1 + RS)
-            fetch_b(rn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, pitch_i, t4, g, vec_loads, last);
+            fetch_b(rn[p], base + (long long)(Gs + S0 - RS + p) * pitch_s, step_i, t4, g, vec_loads, last);
 #endif
     // K_UNROLL slices per trip (default 1).
     TCA_UNROLL(K_UNROLL)
@@ -463,9 +472,9 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                 for (int p = 0; p + 1 < PF; ++p) rn[p][a][kc] = rn[p + 1][a][kc];
             }
         if (j + PF < S1 + RS)
-            fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, pitch_i, t4, g, vec_loads, last);
+            fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, step_i, t4, g, vec_loads, last);
 #else
-        fetch_b(cur, base + (long long)(Gs + j) * pitch_s, pitch_i, t4, g, vec_loads, last);
+        fetch_b(cur, base + (long long)(Gs + j) * pitch_s, step_i, t4, g, vec_loads, last);
 #endif
         form_b(bf, cur, t4, g, vec_loads);
 #if !A_IN_REGS && !A_SHARED
@@ -508,27 +517,34 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
         if (y >= S0 && y < S1) {
 #pragma unroll
             for (int hr = 0; hr < IR; ++hr) {
+#if X_LINES
+                const int Xh = X0 + hr * TILE_X;  // line hr: the x tile TILE_X * hr further on
+                if (Xh >= nx) break;
+                real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + Xh;
+#else
+                const int Xh = X0;
                 if (I + hr >= ni) break;
                 real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I + hr) * pitch_i + Gx + X0;
+#endif
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
                     const int x = L * (2 * t4 + h) + 2 * g;
                     const float lo = done[hr][h], hi = done[hr][h + 2];
 #if PREC == 0
-                    if (vec_stores && X0 + x + 1 < nx) {
+                    if (vec_stores && Xh + x + 1 < nx) {
                         *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
                     } else {
-                        if (X0 + x < nx) dst[x] = lo;
-                        if (X0 + x + 1 < nx) dst[x + 1] = hi;
+                        if (Xh + x < nx) dst[x] = lo;
+                        if (Xh + x + 1 < nx) dst[x + 1] = hi;
                     }
 #else
                     const unsigned word = pack2(lo, hi);
-                    if (vec_stores && X0 + x + 1 < nx) {
+                    if (vec_stores && Xh + x + 1 < nx) {
                         *reinterpret_cast<unsigned*>(dst + x) = word;
                     } else {
-                        if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
-                        if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                        if (Xh + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                        if (Xh + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
                     }
 #endif
                 }

@@ -100,6 +100,12 @@ KNOBS = [
     ("sparse_tensor_core", Stencil.box(3, 1), 1, "half", {"aregs": True, "inner_rows": 2}),
     ("sparse_tensor_core", Stencil.box(3, 1), 1, "float", {"weights_shared": True, "inner_rows": 4, "prefetch": 0}),
     ("sparse_tensor_core", Stencil.star(3, 1), 2, "half", {"weights_shared": True, "inner_rows": 4}),
+    # 2D: two or four adjacent x tiles per warp (the test grid's 150 columns: a warp's second tile is partial, its
+    # third and fourth start past the grid, their windows clamped to the second's and their outputs not stored).
+    ("sparse_tensor_core", Stencil.box(2, 1), 3, "half", {"weights_shared": True, "x_tiles": 2}),
+    ("sparse_tensor_core", Stencil.star(2, 1), 2, "float", {"x_tiles": 4}),
+    ("sparse_tensor_core", Stencil.box(2, 2), 2, "bfloat16", {"aregs": True, "x_tiles": 2, "l2_prefetch": 1}),
+    ("sparse_tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "prefetch": 2}),
 ]
 
 

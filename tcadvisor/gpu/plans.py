@@ -391,8 +391,8 @@ class LaunchPlan:
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
             columns = grid[0] * self.lanes * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
-        ir = self.options.get("ir", 1)  # a warp of ir rows computes all of them, past the grid's last row too
-        ni = math.ceil(ny / ir) * ir if self.dims == 3 else 1
+        ir = self.options.get("ir", 1)  # a warp of ir lines computes all of them, past the grid's last one too
+        ni = math.ceil(ny / ir) * ir if self.dims == 3 else ir  # 2D: ir x tiles per warp tile (1D: ir = 1)
         mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
         return mmas * 2.0 * self.mma.macs
 
@@ -847,7 +847,7 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
                              shared_words=where == "shared memory")
 
 
-_SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) inner rows per warp, )?"
+_SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(\d+) slice\(s\) per trip")
 
@@ -856,7 +856,8 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
                                      linemask: int | None = None) -> LaunchPlan:
     """The plan of a recorded Sparse Tensor Core run, from the kernel's description of itself
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
-    weights lived (registers, L1 or shared memory), inner rows per warp, slices loaded ahead into registers and
+    weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
+    ahead into registers and
     into L2, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
     rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
@@ -866,7 +867,8 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[3] == "registers", prefetch=int(m[4]),
                                     warps=int(m[1]), linemask=linemask, unroll=int(m[6]),
                                     l2_prefetch=int(m[5] or 0), weights_shared=m[3] == "shared memory",
-                                    inner_rows=int(m[2] or 1))
+                                    inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
+                                    x_tiles=int(m[2] or 1) if stencil.dims == 2 else None)
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -1008,6 +1010,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
+        shared_words = shared_words or chosen.get("shared_words", False)
     warps = 4 if warps is None else int(warps)
     min_blocks = 1 if min_blocks is None else int(min_blocks)
     weights_shared = bool(weights_shared)
@@ -1060,7 +1063,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
                              linemask: int | None = None, unroll: int | None = None,
                              l2_prefetch: int | None = None, weights_shared: bool | None = None,
-                             inner_rows: int | None = None) -> LaunchPlan:
+                             inner_rows: int | None = None, x_tiles: int | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1076,6 +1079,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ``weights_shared``: the non-empty lines' weight fragments in shared memory, read before each MMA (20 bytes
     per lane and line; not with ``aregs``).  ``inner_rows`` (3D): inner output rows per warp, 1, 2 or 4; with 2
     each weight fragment read serves two MMAs and a slice loads NI + 1 input rows for two output rows.
+    ``x_tiles`` (2D): adjacent tiles of 128 columns per warp, 1, 2 or 4; each weight fragment read serves one
+    MMA per tile, and the warp keeps a set of pending accumulators per tile.  Both set the kernel's K_IR (the
+    plan's ``ir``: the MMAs one weight-fragment read serves).
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -1089,12 +1095,13 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
     kc = chunks(precision)
     a_regs = lines * kc * 5
-    if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows))
+    if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles))
             and (warps, min_blocks) == (4, 1)):
         key = (d, "fp16" if precision == "bf16" else precision, R)
         measured = defaults.measured().sptc.get(key)
         if measured is not None:  # the whole configuration as scanned (sparse_tensor_cores of kernels/defaults.yaml)
             weights_shared, inner_rows = measured.get("weights_shared"), measured.get("inner_rows")
+            x_tiles, aregs = measured.get("x_tiles"), measured.get("aregs")
             prefetch, l2_prefetch = measured.get("prefetch"), measured.get("l2_prefetch", 0)
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
@@ -1102,10 +1109,13 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if aregs and weights_shared:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
                              "or in shared memory, not both")
-    ir = 1 if inner_rows is None else int(inner_rows)
-    if ir not in (1, 2, 4) or (ir > 1 and d != 3):
+    if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and d != 3)):
         raise TcAdvisorError(f"inner_rows = {inner_rows}: a sparse kernel warp computes 1 inner row, "
                              "or 2 or 4 in 3D")
+    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
+        raise TcAdvisorError(f"x_tiles = {x_tiles}: a sparse kernel warp computes 1 tile along x, "
+                             "or 2 or 4 in 2D")
+    ir = int(inner_rows if d == 3 and inner_rows is not None else x_tiles if d == 2 and x_tiles is not None else 1)
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
     aregs = bool(aregs)
@@ -1138,7 +1148,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if ir > 1:
         defines += (("K_IR", ir),)
     smem = lines * kc * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
-    tile_x = L * SEGMENTS  # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all
+    # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
+    # lines are ir adjacent tiles along x
+    tile_x = L * SEGMENTS * (ir if d == 2 else 1)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
                       (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
                       defines, SHAPES[precision], lines * kc,

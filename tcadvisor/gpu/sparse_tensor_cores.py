@@ -99,7 +99,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     def __init__(self, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
-                 l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None):
+                 l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
+                 x_tiles: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -120,7 +121,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         self.plan = plans.plan_sparse_tensor_cores(stencil, fuse, precision, aregs=aregs, prefetch=prefetch,
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
                                                    unroll=unroll, l2_prefetch=l2_prefetch,
-                                                   weights_shared=weights_shared, inner_rows=inner_rows)
+                                                   weights_shared=weights_shared, inner_rows=inner_rows,
+                                                   x_tiles=x_tiles)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -202,7 +204,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
                 f"kernel lines, {self.wx * self.wi} warps/block, "
-                + (f"{self.inner_rows} inner rows per warp, " if self.inner_rows > 1 else "")
+                + (f"{self.inner_rows} {'inner rows' if self.stencil.dims == 3 else 'tiles along x'} per warp, "
+                   if self.inner_rows > 1 else "")
                 + f"weights in {'registers' if self.aregs else 'shared memory' if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The 2D Sparse Tensor Core scan with x tiles per warp (tune_gpu_kernels.py --only sptc2d), the evening's
+# regressions beside the morning's sparse kernel file (commit 0496040, written to build/kernels-at/ by
+# prepare_kernels_at below on the machine that has the git history) and two Nsight Compute profiles.
+#   bash benchmarks/gpu_session_sptc2d.sh OUT_DIR          (on the GPU machine; build/kernels-at carried)
+#   bash benchmarks/gpu_session_sptc2d.sh --prepare        (here: write build/kernels-at/0496040/)
+set -u
+if [ "${1:-}" = "--prepare" ]; then
+  for c in 0496040; do
+    mkdir -p "build/kernels-at/$c"
+    for f in sparse_tensor_cores.cu l2_prefetch.cuh; do git show "$c:kernels/$f" > "build/kernels-at/$c/$f"; done
+  done
+  exit 0
+fi
+out=${1:?output folder}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > "$out/gpu.txt" 2>&1
+timeout ${SCAN_S:-470} python benchmarks/tune_gpu_kernels.py --only ${SCAN:-sptc2d} --out "$out" > "$out/tune.log" 2>&1
+echo "scan rc=$?"
+if [ -n "${NCU:-}" ]; then  # Nsight Compute on the 2D defaults: what binds them now
+  sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats"
+  for cfg in "Box-2D1R 7 half" "Box-2D1R 4 half" "Box-2D1R 4 float" "Box-2D1R 1 half"; do
+    set -- $cfg
+    timeout 120 ncu --clock-control none -k regex:sptc_stream --launch-skip 2 --launch-count 1 $sections \
+        python benchmarks/profile_kernel.py sparse_tensor_core $1 $2 $3 10240x10240 > "$out/ncu-$1-$3-t$2.txt" 2>&1
+    echo "ncu $cfg rc=$? $(grep -m1 'GStencils' "$out/ncu-$1-$3-t$2.txt")"
+  done
+fi
+python - "$out/tuning.csv" <<'PY'
+import csv, sys
+from collections import defaultdict
+rows = list(csv.DictReader(open(sys.argv[1])))
+groups = defaultdict(list)
+for r in rows:
+    groups[(r["stencil"], r["dtype"], r["unit"], r["fuse"])].append(r)
+print("config | default | best knobs | best | ratio | all correct")
+for key, rs in groups.items():
+    base = [float(r["gstencils"]) for r in rs if r["options"] == "{}"]
+    b = base[0] if base else float("nan")
+    best = max(rs, key=lambda r: float(r["gstencils"]))
+    ok = all(r["correct"] == "True" for r in rs)
+    print(f"{' '.join(key)} | {b:.0f} | {best['options']} | {float(best['gstencils']):.0f} | "
+          f"{float(best['gstencils']) / b:.2f} | {ok}")
+for r in rows:
+    if "source" in r["options"] or r["unit"] == "tensor_core" or (r["options"] == "{}" and r["stencil"] != "Box-2D1R"
+                                                                   and r["stencil"][:3] != "Box"):
+        print(r["stencil"], r["dtype"], r["unit"], r["fuse"], r["options"], f"{float(r['gstencils']):.0f}")
+PY
