@@ -369,7 +369,9 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
     else:
         rate = ctx.gpu.instruction_peak(ctx.unit, ctx.precision, plan.mma)
         prefetch = plan.options["prefetch"]
-        rows_in = plan.options["ni"] + plan.options.get("ir", 1) - 1  # input rows a warp loads per slice
+        # input rows a warp loads per slice: 3D, the ni + ir - 1 rows of its ir inner rows; 2D, one row (its ir
+        # x tiles are in the tile's width already)
+        rows_in = plan.options["ni"] + (plan.options.get("ir", 1) - 1 if plan.dims == 3 else 0)
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
                        model.g_I: independent_mmas(plan), model.n_ob: plan.operand_bytes_per_mma,
