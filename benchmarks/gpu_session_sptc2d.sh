@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The 2D Sparse Tensor Core scan with x tiles per warp (tune_gpu_kernels.py --only sptc2d), the evening's
-# regressions beside the morning's sparse kernel file (commit 0496040, written to build/kernels-at/ by
+# The 2D Sparse Tensor Core scan with x tiles per warp (tune_gpu_kernels.py --only sptc2d; SCAN= another scan),
+# the evening's regressions beside the morning's sparse kernel file (commit 0496040, the CUDA-core files of 413caf3 for cc-ab; written to build/kernels-at/ by
 # prepare_kernels_at below on the machine that has the git history) and two Nsight Compute profiles.
 #   bash benchmarks/gpu_session_sptc2d.sh OUT_DIR          (on the GPU machine; build/kernels-at carried)
 #   bash benchmarks/gpu_session_sptc2d.sh --prepare        (here: write build/kernels-at/0496040/)
 set -u
 if [ "${1:-}" = "--prepare" ]; then
-  for c in 0496040; do
+  for cf in 0496040:sparse_tensor_cores.cu 0496040:l2_prefetch.cuh 413caf3:cuda_cores_2d.cu 413caf3:cuda_cores_3d.cu \
+            53fc223:cuda_cores_2d.cu 53fc223:cuda_cores_3d.cu 5308c1a:cuda_cores_2d.cu 5308c1a:cuda_cores_3d.cu \
+            5308c1a:cc_values.cuh 4230aa8:cuda_cores_2d.cu 4230aa8:cuda_cores_3d.cu 4230aa8:cc_values.cuh \
+            d937495:cuda_cores_2d.cu d937495:cuda_cores_3d.cu d937495:cc_values.cuh; do
+    c=${cf%%:*} f=${cf#*:}
     mkdir -p "build/kernels-at/$c"
-    for f in sparse_tensor_cores.cu l2_prefetch.cuh; do git show "$c:kernels/$f" > "build/kernels-at/$c/$f"; done
+    git show "$c:kernels/$f" > "build/kernels-at/$c/$f"
   done
   exit 0
 fi
@@ -23,6 +27,15 @@ if [ -n "${NCU:-}" ]; then  # Nsight Compute on the 2D defaults: what binds them
     set -- $cfg
     timeout 120 ncu --clock-control none -k regex:sptc_stream --launch-skip 2 --launch-count 1 $sections \
         python benchmarks/profile_kernel.py sparse_tensor_core $1 $2 $3 10240x10240 > "$out/ncu-$1-$3-t$2.txt" 2>&1
+    echo "ncu $cfg rc=$? $(grep -m1 'GStencils' "$out/ncu-$1-$3-t$2.txt")"
+  done
+fi
+if [ -n "${NCU3D:-}" ]; then  # the 3D sparse kernel where the refined model misses it most (few lines; deep)
+  sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats"
+  for cfg in "Star-3D3R 1 half" "Box-3D1R 4 half" "Box-3D1R 2 half"; do
+    set -- $cfg
+    timeout 120 ncu --clock-control none -k regex:sptc_stream --launch-skip 2 --launch-count 1 $sections \
+        python benchmarks/profile_kernel.py sparse_tensor_core $1 $2 $3 512x512x512 > "$out/ncu-$1-$3-t$2.txt" 2>&1
     echo "ncu $cfg rc=$? $(grep -m1 'GStencils' "$out/ncu-$1-$3-t$2.txt")"
   done
 fi

@@ -482,6 +482,55 @@ def variants_sptc2d_shape():
     return out
 
 
+def variants_cc_ab():
+    """The CUDA-core configurations of kernels-7 more than 3 % slower than in kernels-6 (2026-11-24), each with
+    today's kernel file and with that of 2026-11-24 (``source``: commit 413caf3, the last CUDA-core change before
+    kernels-6), alternating, twice: the code or the machine?"""
+    out = []
+    for name, dtype, grid, t in (("Star-2D1R", "float", "10240x10240", 11), ("Star-2D1R", "float", "10240x10240", 13),
+                                 ("Box-2D1R", "float", "10240x10240", 15), ("Box-2D1R", "float", "10240x10240", 16),
+                                 ("Box-2D3R", "float", "10240x10240", 3), ("Box-2D1R", "double", "10240x10240", 3),
+                                 ("Box-3D1R", "float", "512x512x512", 3), ("Box-3D1R", "double", "512x512x512", 1)):
+        for _ in range(2):
+            for opts in ({}, {"source": "413caf3"}):
+                out.append((name, dtype, grid, "cuda_core", t, None, dict(opts)))
+    return out
+
+
+def variants_cc_bisect():
+    """Which CUDA-core commit of 2026-11-26 cost the FP32 depths cc-ab found slower: the three worst with the kernel
+    files of 413caf3 (2026-11-24), 53fc223 (custom tap sets), 5308c1a (FP16/BF16 pairs), 4230aa8 (K_VEC2) and
+    today's, alternating, twice."""
+    out = []
+    for name, dtype, grid, t in (("Star-2D1R", "float", "10240x10240", 11), ("Box-2D1R", "float", "10240x10240", 16),
+                                 ("Box-3D1R", "float", "512x512x512", 3)):
+        for _ in range(2):
+            for source in (None, "413caf3", "53fc223", "5308c1a", "4230aa8"):
+                out.append((name, dtype, grid, "cuda_core", t, None, {"source": source} if source else {}))
+    return out
+
+
+def variants_cc_fix():
+    """The CUDA-core kernels with their loads and stores indexed as on 2026-11-24 (load_lanes_at, store_lanes_at)
+    against the kernel files of just before (commit d937495) and of 53fc223 (before the FP16/BF16 pairs; FP32/FP64
+    only), alternating, twice: the configurations cc-ab found slower, others as controls, and FP16/BF16 pairs."""
+    out = []
+    wide = (("Star-2D1R", "float", 11), ("Star-2D1R", "float", 13), ("Box-2D1R", "float", 15),
+            ("Box-2D1R", "float", 16), ("Box-2D3R", "float", 3), ("Box-2D1R", "double", 3), ("Box-2D1R", "float", 6),
+            ("Box-2D1R", "float", 8), ("Box-2D1R", "double", 11), ("Star-2D1R", "double", 11),
+            ("Star-2D1R", "float", 16), ("Box-2D2R", "float", 8), ("Box-2D1R", "half", 1), ("Box-2D1R", "half", 10),
+            ("Star-2D1R", "bfloat16", 4))
+    deep = (("Box-3D1R", "float", 3), ("Box-3D1R", "double", 1), ("Box-3D1R", "double", 3), ("Box-3D1R", "float", 4),
+            ("Box-3D1R", "half", 2), ("Star-3D1R", "float", 2))
+    for grid, configs in (("10240x10240", wide), ("512x512x512", deep)):
+        for name, dtype, t in configs:
+            sources = (None, "d937495") + (("53fc223",) if dtype in ("float", "double") else ())
+            for _ in range(2):
+                for source in sources:
+                    out.append((name, dtype, grid, "cuda_core", t, None, {"source": source} if source else {}))
+    return out
+
+
 def variants_cc_fp32_deep():
     """2D CUDA cores in FP32 around the best depths (Box-2D1R 1561 GStencils/s at t = 15, 2.5 % under the
     issue's 1600): strip widths, columns per thread and the direct stores at t = 12..18."""
@@ -508,7 +557,8 @@ SCANS = {
     "sptc3d": lambda args: variants_sptc3d(), "sptc3d-shape": lambda args: variants_sptc3d_shape(),
     "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
-    "sptc2d-shape": lambda args: variants_sptc2d_shape(),
+    "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
+    "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
 }
 
 

@@ -163,7 +163,8 @@ def test_interval_shown_with_each_refined_prediction(monkeypatch):
     sp = unit(adv, "sparse_tensor_core")
     assert sp.interval_range() == pytest.approx((0.9 * sp.gstencils, 1.1 * sp.gstencils))
     row = next(line for line in format_advice(adv).splitlines() if line.startswith("Sparse Tensor Cores "))
-    low, high = re.search(rf"{sp.gstencils:.4g} \((\d+)–(\d+)\)", row).groups()
+    shown, low, high = re.search(r"(\d+(?:\.\d+)?) \((\d+)–(\d+)\)", row).groups()
+    assert float(shown) == pytest.approx(sp.gstencils, rel=1e-3)  # 4 significant digits, "527.0" kept as printed
     assert float(low) == pytest.approx(0.9 * sp.gstencils, rel=0.01)
     assert float(high) == pytest.approx(1.1 * sp.gstencils, rel=0.01)
     js = next(o for o in advice_dict(adv)["options"] if o["unit"] == "sparse_tensor_core")["interval"]
