@@ -45,6 +45,16 @@ typedef K_REAL elem;
 __device__ __forceinline__ real madd(real w, real x, real acc) { return fma(w, x, acc); }
 #endif
 
+// One value of each lane from global memory: the point at src[0] (lane 0) and, where the second tile exists
+// (`second`), the one `stride` points further (lane 1).
+__device__ __forceinline__ real load_lanes(const elem* src, long long stride, bool second) {
+#if K_PAIR
+    return pack_lanes(src[0], second ? src[stride] : (elem)0);
+#else
+    return src[0];
+#endif
+}
+
 // K_VEC2 (pairs, an even number of columns per thread): a thread loads and stores two adjacent points of each lane
 // with one 32-bit access per lane (two words, one per point) instead of two 16-bit ones: half the registers for
 // the same bytes in flight.  The strip or tile then starts at an even padded column (the kernels shift it by
@@ -74,21 +84,6 @@ __device__ __forceinline__ void store_lanes2(elem* dst, long long stride, real p
 #endif
 }
 
-// One value of each lane from global memory: the point at src[i] (lane 0) and, where the second tile exists
-// (`second`), the one `stride` points further (lane 1); store_lanes_at the same for stores.  An int index, as the
-// FP32 kernels of 2026-11-24 wrote their loads and stores as the FP32 kernels of 2026-11-24 wrote their loads and
-// stores (src_[tid + k * NT]): the same arithmetic, compiled to the same schedule.  Written as a pointer sum
-// (src + tid + k * NT), the 2D and 3D FP32/FP64 kernels compiled to immediate offsets and fewer integer
-// instructions, and ran up to 1.20x slower (Star-2D1R t = 11: 1323 against 1582 GStencils/s on the H100,
-// validation/results/h100-sxm-2026-11-26/cc-ab/).
-__device__ __forceinline__ real load_lanes_at(const elem* src, int i, long long stride, bool second) {
-#if K_PAIR
-    return pack_lanes(src[i], second ? src[i + stride] : (elem)0);
-#else
-    return src[i];
-#endif
-}
-
 // Stores each lane's value of `v` where that lane's point lies in the domain: lane 0 at dst[0] if `ok0`,
 // lane 1 at dst[stride] if `ok1` (ignored without pairs).
 __device__ __forceinline__ void store_lanes(elem* dst, long long stride, real v, bool ok0, bool ok1) {
@@ -97,14 +92,5 @@ __device__ __forceinline__ void store_lanes(elem* dst, long long stride, real v,
     if (ok1) dst[stride] = lane_of(v, 1);
 #else
     if (ok0) dst[0] = v;
-#endif
-}
-
-__device__ __forceinline__ void store_lanes_at(elem* dst, int i, long long stride, real v, bool ok0, bool ok1) {
-#if K_PAIR
-    if (ok0) dst[i] = lane_of(v, 0);
-    if (ok1) dst[i + stride] = lane_of(v, 1);
-#else
-    if (ok0) dst[i] = v;
 #endif
 }

@@ -195,7 +195,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
             const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
             const elem* src_ = in + (long long)prow_ * pitch + colbase;              \
             _Pragma("unroll") for (int k = 0; k < V; ++k)                            \
-                ld[rr][k] = ok_ ? load_lanes_at(src_, tid + k * NT, TXO, second) : real(0); \
+                ld[rr][k] = ok_ ? load_lanes(src_ + tid + k * NT, TXO, second) : real(0); \
         }                                                                            \
     }
 #endif
@@ -236,7 +236,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                     } else {                                                         \
                         _Pragma("unroll") for (int e = 0; e < 2; ++e) {              \
                             const bool in_ = c_ + e >= HALO + OFF && c_ + e < HALO + OFF + TXO; \
-                            store_lanes_at(dst_, c_ + e, TXO, e ? v1_ : v0_, in_ && x_ + e < W, \
+                            store_lanes(dst_ + c_ + e, TXO, e ? v1_ : v0_, in_ && x_ + e < W, \
                                         second && in_ && x_ + TXO + e < W);          \
                         }                                                            \
                     }                                                                \
@@ -256,7 +256,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                     const int c_ = tid + k * NT;                                     \
                     const bool in_ = c_ >= HALO + OFF && c_ < HALO + OFF + TXO;      \
                     if (in_ && X0 - HALO - OFF + c_ < W)                             \
-                        store_lanes_at(dst_, c_, TXO, fin_[rr * ROWBUF + sidx(c_ + RX)], true, \
+                        store_lanes(dst_ + c_, TXO, fin_[rr * ROWBUF + sidx(c_ + RX)], true, \
                                     second && X0 + TXO - HALO - OFF + c_ < W);       \
                 }                                                                    \
             }                                                                        \
@@ -337,7 +337,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                         for (int v = 0; v < V; ++v) {
                             const int c = tid * V + v;
                             if (c >= HALO + OFF && c < HALO + OFF + TXO && X0 - HALO - OFF + c < W)
-                                store_lanes_at(out_, c, TXO, res[v], true, second && X0 + TXO - HALO - OFF + c < W);
+                                store_lanes(out_ + c, TXO, res[v], true, second && X0 + TXO - HALO - OFF + c < W);
                         }
                     }
                 } else {

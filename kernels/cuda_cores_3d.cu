@@ -157,7 +157,7 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
             const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
             const elem* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
             _Pragma("unroll") for (int k = 0; k < V; ++k)                                            \
-                ld[slot][w][k] = ok_ ? load_lanes_at(src_, tx + k * BX, TXO, second) : real(0);        \
+                ld[slot][w][k] = ok_ ? load_lanes(src_ + tx + k * BX, TXO, second) : real(0);        \
         }                                                                                            \
     }
 #endif
@@ -246,7 +246,7 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
                         for (int v = 0; v < V; ++v) {
                             const int c = tx * V + v;
                             if (c >= HALO + OFF && c < HALO + OFF + TXO && x0 + v < nx)
-                                store_lanes_at(dst, v, TXO, res[w][v], true, second && x0 + TXO + v < nx);
+                                store_lanes(dst + v, TXO, res[w][v], true, second && x0 + TXO + v < nx);
                         }
                     }
                 }
