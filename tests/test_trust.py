@@ -298,7 +298,9 @@ def test_sigint_during_a_real_query(tmp_path):
         pytest.skip("the query finished before the signal could be sent")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    # 130, or death by the same SIGINT after the message (-2 here; a shell reports both as 130): seen once in CI
+    # (2026-11-26) with the message printed and no traceback, not reproduced.
+    assert proc.returncode in (130, -signal.SIGINT), err
     assert err.strip().splitlines()[-1] == "tcadvisor: interrupted" and "Traceback" not in err
 
 
