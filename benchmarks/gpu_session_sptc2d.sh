@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The 2D Sparse Tensor Core scan with x tiles per warp (tune_gpu_kernels.py --only sptc2d; SCAN= another scan),
-# the evening's regressions beside the morning's sparse kernel file (commit 0496040, the CUDA-core files of 413caf3 for cc-ab; written to build/kernels-at/ by
-# prepare_kernels_at below on the machine that has the git history) and two Nsight Compute profiles.
+# Kernel scans of 2026-11-26 (evening), one call each (tune_gpu_kernels.py --only $SCAN, default sptc2d): the 2D
+# Sparse Tensor Core kernel with x tiles per warp (sptc2d, sptc2d-grid, sptc2d-shape) and the side-by-side runs of
+# older kernel files (the `source` option: the sparse file of 0496040, the CUDA-core files of 413caf3, 53fc223,
+# 5308c1a, 4230aa8 and 5e8cafb for cc-ab, cc-bisect, cc-fix), written to build/kernels-at/ by --prepare on the
+# machine that has the git history.  NCU=1 adds Nsight Compute on four 2D sparse defaults, NCU3D=1 on three 3D ones.
 #   bash benchmarks/gpu_session_sptc2d.sh OUT_DIR          (on the GPU machine; build/kernels-at carried)
-#   bash benchmarks/gpu_session_sptc2d.sh --prepare        (here: write build/kernels-at/0496040/)
+#   bash benchmarks/gpu_session_sptc2d.sh --prepare        (here: write build/kernels-at/COMMIT/)
 set -u
 if [ "${1:-}" = "--prepare" ]; then
   for cf in 0496040:sparse_tensor_cores.cu 0496040:l2_prefetch.cuh 413caf3:cuda_cores_2d.cu 413caf3:cuda_cores_3d.cu \
             53fc223:cuda_cores_2d.cu 53fc223:cuda_cores_3d.cu 5308c1a:cuda_cores_2d.cu 5308c1a:cuda_cores_3d.cu \
             5308c1a:cc_values.cuh 4230aa8:cuda_cores_2d.cu 4230aa8:cuda_cores_3d.cu 4230aa8:cc_values.cuh \
-            d937495:cuda_cores_2d.cu d937495:cuda_cores_3d.cu d937495:cc_values.cuh; do
+            5e8cafb:cuda_cores_2d.cu 5e8cafb:cuda_cores_3d.cu 5e8cafb:cc_values.cuh; do
     c=${cf%%:*} f=${cf#*:}
     mkdir -p "build/kernels-at/$c"
     git show "$c:kernels/$f" > "build/kernels-at/$c/$f"

@@ -511,9 +511,11 @@ def variants_cc_bisect():
 
 
 def variants_cc_fix():
-    """The CUDA-core kernels with their loads and stores indexed as on 2026-11-24 (load_lanes_at, store_lanes_at)
-    against the kernel files of just before (commit d937495) and of 53fc223 (before the FP16/BF16 pairs; FP32/FP64
-    only), alternating, twice: the configurations cc-ab found slower, others as controls, and FP16/BF16 pairs."""
+    """The CUDA-core kernels with their loads and stores indexed as on 2026-11-24 (load_lanes_at, store_lanes_at;
+    commit 5e8cafb, reverted since) against today's files (those of d937495, the same code) and 53fc223's (before
+    the FP16/BF16 pairs; FP32/FP64 only), alternating, twice: the configurations cc-ab found slower, others as
+    controls, and FP16/BF16 pairs.  (Recorded in cc-ab/tuning-fix.csv while 5e8cafb was today's: there its rows
+    carry no source and today's carry d937495.)"""
     out = []
     wide = (("Star-2D1R", "float", 11), ("Star-2D1R", "float", 13), ("Box-2D1R", "float", 15),
             ("Box-2D1R", "float", 16), ("Box-2D3R", "float", 3), ("Box-2D1R", "double", 3), ("Box-2D1R", "float", 6),
@@ -524,7 +526,7 @@ def variants_cc_fix():
             ("Box-3D1R", "half", 2), ("Star-3D1R", "float", 2))
     for grid, configs in (("10240x10240", wide), ("512x512x512", deep)):
         for name, dtype, t in configs:
-            sources = (None, "d937495") + (("53fc223",) if dtype in ("float", "double") else ())
+            sources = ("5e8cafb", None) + (("53fc223",) if dtype in ("float", "double") else ())
             for _ in range(2):
                 for source in sources:
                     out.append((name, dtype, grid, "cuda_core", t, None, {"source": source} if source else {}))
@@ -565,21 +567,19 @@ SCANS = {
 def kernel_source(commit):
     """Compile the kernels of the next run from ``build/kernels-at/COMMIT/`` (None: today's ``kernels/``): the
     backend's caches are cleared so that no module of the other source is reused."""
+    from pathlib import Path
+
+    from tcadvisor.data import data_dir as today
     from tcadvisor.gpu import backend
 
     backend.module.cache_clear()
     backend._source.cache_clear()
-    if not hasattr(backend, "_today_data_dir"):
-        backend._today_data_dir = backend.data_dir
     if commit is None:
-        backend.data_dir = backend._today_data_dir
+        backend.data_dir = today
         return
     root = os.path.join(OTHER_SOURCES, commit)
     if not os.path.isdir(root):
         raise TcAdvisorError(f"no kernel files of {commit} under {root}")
-    from pathlib import Path
-
-    today = backend._today_data_dir
 
     class _Kernels(type(Path())):
         """build/kernels-at/COMMIT for the files kept there, today's kernels/ for the others."""

@@ -1101,7 +1101,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         measured = defaults.measured().sptc.get(key)
         if measured is not None:  # the whole configuration as scanned (sparse_tensor_cores of kernels/defaults.yaml)
             weights_shared, inner_rows = measured.get("weights_shared"), measured.get("inner_rows")
-            x_tiles, aregs = measured.get("x_tiles"), measured.get("aregs")
+            x_tiles = measured.get("x_tiles")
             prefetch, l2_prefetch = measured.get("prefetch"), measured.get("l2_prefetch", 0)
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
@@ -1115,7 +1115,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
         raise TcAdvisorError(f"x_tiles = {x_tiles}: a sparse kernel warp computes 1 tile along x, "
                              "or 2 or 4 in 2D")
-    ir = int(inner_rows if d == 3 and inner_rows is not None else x_tiles if d == 2 and x_tiles is not None else 1)
+    ir = int((inner_rows if d == 3 else x_tiles) or 1)  # beyond 1 only where the checks above allow it
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
     aregs = bool(aregs)
