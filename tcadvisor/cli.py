@@ -99,7 +99,11 @@ def cmd_gpus(args) -> int:
                 "compute_capability": ".".join(map(str, s.compute_capability)) if s.compute_capability else None,
                 "bandwidth_gbs": s.bandwidth.value / 1e9,
                 "peak_tflops": {u: {p: r.value / 1e12 for p, r in s.peaks.get(u, {}).items()} for u in UNITS},
-                "instructions": _instruction_rates(s)}
+                "instructions": _instruction_rates(s),
+                "warpgroup_mma": {u: {p: [{"shape": str(sh), "tflops": r.value / 1e12, "source": r.source}
+                                          for sh, r in sorted(per_shape.items(), key=lambda kv: kv[0].n)]
+                                      for p, per_shape in per.items()}
+                                  for u, per in s.warpgroup_rates.items()}}
                for s in specs]
         print(json.dumps(out, indent=2))
         return 0
@@ -128,6 +132,14 @@ def cmd_gpus(args) -> int:
     if per_shape:
         print("\nPer-instruction peaks in TFLOP/s (= : no rate of its own in the spec; the precision's rate applies):")
         print("\n".join(text_table(["key", "unit", "instruction peaks"], per_shape, "lll")))
+    warpgroup = [[s.key, f"{short[unit]} {precision}",
+                  ", ".join(f"{shape} {rate.value / 1e12:.4g}" for shape, rate in sorted(per_shape.items(),
+                                                                                      key=lambda kv: kv[0].n))]
+                 for s in specs for unit, per in s.warpgroup_rates.items() for precision, per_shape in per.items()]
+    if warpgroup:
+        print("\nwgmma (warpgroup, sm_90a) in TFLOP/s, measured beside the mma above; no bundled kernel issues it, so "
+              "the model never counts these as an executed rate:")
+        print("\n".join(text_table(["key", "unit", "wgmma rates by tile width N"], warpgroup, "lll")))
     print(f"\nPrecisions a spec may list: {', '.join(PRECISIONS)}. Every number's source is in its YAML file "
           "('tcadvisor gpus --json' shows each instruction's).")
     return 0

@@ -31,7 +31,7 @@ BANDWIDTH_UNITS = {"GB/s": 1e9, "TB/s": 1e12}
 MAX_FILE_BYTES = 1 << 20
 _TOP_LEVEL_2 = ("schema", "name", "vendor", "architecture", "aliases", "device_names", "default",
                 "notes", "sources", "bandwidth", "peak", "multiprocessors", "compute_capability",
-                "refined_constants")
+                "refined_constants", "warpgroup_mma")
 #: Keys of the optional ``multiprocessors`` section: integer counts, sizes in KiB, the clock in GHz.
 _SM_COUNTS = ("count", "registers", "max_warps", "max_blocks")
 _SM_KIB = ("shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_reserved_kib")
@@ -199,6 +199,49 @@ def _instructions(path: Path, where: str, unit: str, raw: Any, headline_value: f
                                                "which is the rate of its fastest instruction")
         own[shape] = Rate(_scaled(path, here + ".value", value, TFLOPS), _source(path, here, entry, sources))
     return tuple(shapes), own, cited
+
+
+def _warpgroup_mma(path: Path, raw: Any, sources: Mapping[str, str], peaks: Mapping[str, Mapping[str, Rate]]):
+    """The optional ``warpgroup_mma`` section: unit -> precision -> shape -> {value, source}.
+
+    Rates of Hopper's warpgroup instruction (``wgmma``, M = 64), which ``tcadvisor calibrate``
+    measures beside the warp-level ``mma``.  Kept apart from ``peak``: no bundled kernel issues
+    it, so it is a yardstick (what the instruction delivers at a kernel's tile), never the rate of
+    an executed instruction, and the precision's headline rate stays that of ``mma``.
+    """
+    where = "warpgroup_mma"
+    if not isinstance(raw, Mapping) or not raw:
+        raise _fail(path, where, "expected a mapping of unit -> precision -> shape -> {value, source}")
+    out: dict[str, dict[str, dict[MmaShape, Rate]]] = {}
+    for unit, per_precision in raw.items():
+        here = f"{where}.{unit}"
+        if unit not in MMA_UNITS:
+            raise _fail(path, here, f"expected {' or '.join(MMA_UNITS)}")
+        if not isinstance(per_precision, Mapping) or not per_precision:
+            raise _fail(path, here, "expected a mapping of precision -> shape -> {value, source}")
+        for precision, per_shape in per_precision.items():
+            there = f"{here}.{precision}"
+            if precision not in PRECISIONS:
+                raise _fail(path, there, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+            if precision not in peaks.get(unit, {}):
+                raise _fail(path, there, f"a warpgroup rate for a precision with no rate under peak.{unit}")
+            if not isinstance(per_shape, Mapping) or not per_shape:
+                raise _fail(path, there, "expected a mapping of shape (m64nNkK) -> {value, source}")
+            for text, entry in per_shape.items():
+                at = f"{there}.{text}"
+                try:
+                    shape = MmaShape.parse(str(text))
+                except TcAdvisorError as exc:
+                    raise _fail(path, at, str(exc)) from None
+                if shape.m != 64:
+                    raise _fail(path, at, "a warpgroup instruction has M = 64 (m64nNkK)")
+                if not isinstance(entry, Mapping) or "value" not in entry:
+                    raise _fail(path, at, f"expected {{value, source}}, got {entry!r}")
+                _check_keys(path, at, entry, ("value", "source"))
+                value = _number(path, at + ".value", entry["value"])
+                out.setdefault(unit, {}).setdefault(precision, {})[shape] = Rate(
+                    _scaled(path, at + ".value", value, TFLOPS), _source(path, at, entry, sources))
+    return out
 
 
 def _peaks(path: Path, raw: Any, sources: Mapping[str, str], schema: int):
@@ -441,6 +484,7 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
                      if raw.get("compute_capability") is not None else (None, ""))
     refined = (_refined_constants(path, raw["refined_constants"], sms is not None)
                if "refined_constants" in raw else None)
+    warpgroup = _warpgroup_mma(path, raw["warpgroup_mma"], sources, peaks) if "warpgroup_mma" in raw else {}
     return GpuSpec(
         key=path.stem,
         name=name,
@@ -460,6 +504,7 @@ def parse_spec(raw: Any, path: Path) -> GpuSpec:
         compute_capability=cc,
         compute_capability_source=cc_source,
         refined_constants=refined,
+        warpgroup_rates=warpgroup,
     )
 
 

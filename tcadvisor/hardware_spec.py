@@ -114,6 +114,9 @@ class GpuSpec:
     compute_capability_source: str = ""
     #: the refined model's constants fitted on this GPU (calibrate --fit); None: the bundled constants apply
     refined_constants: RefinedConstants | None = None
+    #: unit -> precision -> shape -> rate of Hopper's warpgroup ``wgmma`` (optional ``warpgroup_mma`` section):
+    #: a yardstick beside the executed ``mma``, never used as the rate of a bundled kernel's instruction
+    warpgroup_rates: Mapping[str, Mapping[str, Mapping[MmaShape, Rate]]] = field(default_factory=dict)
 
     def peak(self, unit: str, precision: str) -> float | None:
         """Peak FLOP/s of ``unit`` at ``precision``, or ``None`` where the GPU has none."""

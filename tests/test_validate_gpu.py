@@ -27,6 +27,14 @@ def test_quick_calibration_gives_a_spec_within_the_datasheet(tmp_path):
             for precision, rate in per.items():
                 if sheet.has(unit, precision):
                     assert rate.value <= 1.05 * sheet.peak(unit, precision), (unit, precision)
+    if tuple(cal.cc) == (9, 0):  # Hopper: wgmma at the stencil kernels' N = 8, below the datasheet too
+        assert cal.wgmma, cal.notes
+        for unit, per in spec.warpgroup_rates.items():
+            for precision, shapes in per.items():
+                for shape, rate in shapes.items():
+                    assert shape.m == 64 and shape.n == 8 and math.isfinite(rate.value) and rate.value > 0
+                    if sheet is not None and sheet.has(unit, precision):
+                        assert rate.value <= 1.05 * sheet.peak(unit, precision), (unit, precision)
 
 
 def test_quick_suite_runs_correctly(tmp_path):

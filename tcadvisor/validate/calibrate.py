@@ -36,6 +36,7 @@ import yaml
 from ..errors import TcAdvisorError
 from ..hardware import UNITS
 from .instructions import FmaBenchmark, MmaBenchmark, fma_benchmarks, mma_benchmarks
+from .wgmma import WgmmaBenchmark, step_source, wgmma_benchmarks
 
 TERA = 1e12
 #: nvidia-smi clock sampling period while calibrating.
@@ -88,6 +89,8 @@ class Calibration:
     bandwidth: Measured
     fma: dict[str, Measured] = field(default_factory=dict)  # precision -> rate
     mma: dict[tuple[str, str, str], Measured] = field(default_factory=dict)  # (unit, precision, shape)
+    #: Hopper's warpgroup wgmma (unit, precision, shape): a yardstick, written apart from the peaks
+    wgmma: dict[tuple[str, str, str], Measured] = field(default_factory=dict)
     clocks: dict = field(default_factory=dict)  # from nvidia-smi
     notes: list[str] = field(default_factory=list)
     properties: dict = field(default_factory=dict)  # device properties (tcadvisor.gpu.backend.device_info)
@@ -338,6 +341,14 @@ def build_spec(cal: Calibration, device_names: tuple[str, ...] = (), refined: di
                 "instructions": {s: {"value": tflops(v), "source": "measured"}
                                  for s, v in sorted(shapes.items(), key=lambda kv: -kv[1])},
             }
+    if cal.wgmma:
+        section: dict[str, dict] = {}
+        for (unit, precision, shape), m in cal.wgmma.items():
+            if precision in peak.get(unit, {}):
+                section.setdefault(unit, {}).setdefault(precision, {})[shape] = {"value": tflops(m.value),
+                                                                                  "source": "measured"}
+        if section:
+            spec["warpgroup_mma"] = section
     sms = multiprocessors(cal)
     if sms is not None:
         spec["sources"]["sm"] = multiprocessors_source(cal, sms)
@@ -352,8 +363,11 @@ def spec_text(cal: Calibration, device_names: tuple[str, ...] = (), refined: dic
     lines = [f"# {cal.device}: ceilings measured by 'tcadvisor calibrate' on {cal.date}.",
              "# Rates: median of the timed repeats of one full wave of resident blocks; sparse mma.sp in",
              "# dense-equivalent FLOPs (2*m*n*k per instruction).  Choose this file with --gpu FILE.",
+             *(["# warpgroup_mma: wgmma (sm_90a), per warpgroup instruction; no bundled kernel issues it, so the",
+                "# model never uses these as an executed rate: they say what wgmma delivers at each tile width N."]
+               if cal.wgmma else []),
              f"# bandwidth: {cal.bandwidth.detail}"]
-    for m in [*cal.fma.values(), *cal.mma.values()]:
+    for m in [*cal.fma.values(), *cal.mma.values(), *cal.wgmma.values()]:
         clock = f", SM clock {m.sm_clock_mhz:.0f} MHz" if m.sm_clock_mhz else ""
         lines.append(f"# {m.label}: {m.value / TERA:.4g} TFLOP/s ({m.detail}{clock})")
     for note in cal.notes:
@@ -502,6 +516,41 @@ def measure_mma(cp, bench: MmaBenchmark, settings: Settings, notes: list[str]) -
                     detail, window=window)
 
 
+#: wgmma issue settings, the measured best of benchmarks/wgmma_rates.py's scan (validation/results/
+#: h200-2026-11-27/wgmma/wgmma-scan.csv): two warpgroups per block, one commit group left in flight, two
+#: accumulator tiles per warpgroup (one from N = 128 on, where two would not fit in the registers).
+WGMMA_WARPGROUPS, WGMMA_WAIT = 2, 1
+WGMMA_SMEM = 40960  # bytes of shared memory for B (and A) per block: kernels/calibrate_wgmma.cu's CAL_SMEM
+
+
+def measure_wgmma(cp, bench: WgmmaBenchmark, settings: Settings) -> Measured:
+    """One warpgroup instruction's rate (kernels/calibrate_wgmma.cu ``cal_wgmma``, compiled for sm_90a)."""
+    import numpy as np
+
+    from ..gpu.backend import blocks_per_sm, device_info
+    from .arch_module import arch_module
+
+    chains = 2 if bench.n <= 64 else 1
+    unroll = UNROLL // chains
+    defines = (("CAL_CHAINS", chains), ("CAL_UNROLL", unroll), ("CAL_WG", WGMMA_WARPGROUPS),
+               ("CAL_WAIT", WGMMA_WAIT), ("CAL_SMEM", WGMMA_SMEM))
+    kernel = arch_module("calibrate_wgmma.cu", defines, step_source(bench), "sm_90a").get_function("cal_wgmma")
+    threads = 128 * WGMMA_WARPGROUPS
+    blocks = device_info()["sms"] * blocks_per_sm(kernel, threads, WGMMA_SMEM)
+    word = {"tf32": 0x3C800000, "fp16": 0x24002400, "bf16": 0x3C803C80}[bench.precision]  # 1/64
+    seed = cp.full(16, word, dtype=cp.uint32)
+    out = cp.empty(blocks * threads, dtype=cp.float64)
+    per_iter = blocks * WGMMA_WARPGROUPS * chains * bench.flops_per_instruction
+    iters, times, value, window = _run_rate(
+        cp, lambda n: kernel((blocks,), (threads,), (seed, np.uint32(0x44444444), np.int32(n), out),
+                             shared_mem=WGMMA_SMEM), 64, per_iter, settings)
+    kind = "wgmma.sp" if bench.sparse else "wgmma"
+    detail = (f"{kind}, A in {'shared memory' if bench.a_shared else 'registers'}, {blocks} blocks x "
+              f"{WGMMA_WARPGROUPS} warpgroups x {chains} chains x {iters} iterations, median of {len(times)}")
+    return Measured(f"{bench.unit}/{bench.precision}/{bench.shape}", bench.label, value, times, per_iter * iters,
+                    detail, window=window)
+
+
 def calibrate(settings: Settings, progress: Callable[[str], None] | None = None) -> Calibration:
     """Run every benchmark this GPU supports (needs CuPy and a GPU)."""
     from ..gpu.backend import cupy, device_info
@@ -515,7 +564,8 @@ def calibrate(settings: Settings, progress: Callable[[str], None] | None = None)
         bus = None
     say = progress or (lambda text: None)
     fmas, mmas = fma_benchmarks(cc), mma_benchmarks(cc, settings.quick)
-    total = 1 + len(fmas) + len(mmas)
+    wgmmas = wgmma_benchmarks(cc, settings.quick)
+    total = 1 + len(fmas) + len(mmas) + len(wgmmas)
     notes: list[str] = []
     clocks = query_clocks(bus)
     say(f"calibrating {info['name']} (sm_{cc[0]}{cc[1]}, {info['sms']} SMs): {total} benchmarks"
@@ -537,9 +587,21 @@ def calibrate(settings: Settings, progress: Callable[[str], None] | None = None)
             m = measure_mma(cp, bench, settings, notes)
             cal.mma[(bench.unit, bench.precision, str(bench.shape))] = m
             say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s")
+        for bench in wgmmas:
+            step += 1
+            try:
+                m = measure_wgmma(cp, bench, settings)
+            except RuntimeError as exc:  # an NVRTC without sm_90a: said once, the other rates stand
+                notes.append(f"wgmma not measured: this NVRTC did not compile it for sm_90a "
+                             f"({str(exc).splitlines()[-1][:160]})")
+                say(f"[{step}/{total}] wgmma skipped: NVRTC did not compile it for sm_90a")
+                break
+            cal.wgmma[(bench.unit, bench.precision, str(bench.shape))] = m
+            say(f"[{step}/{total}] {m.label}: {m.value / TERA:.4g} TFLOP/s")
         time.sleep(2 * SAMPLE_MS / 1000)  # the sample just after the last benchmark
-        assign_clocks([*cal.fma.values(), *cal.mma.values()], sampler)
-    clocks_seen = [m.sm_clock_mhz for m in [*cal.fma.values(), *cal.mma.values()] if m.sm_clock_mhz]
+        measured = [*cal.fma.values(), *cal.mma.values(), *cal.wgmma.values()]
+        assign_clocks(measured, sampler)
+    clocks_seen = [m.sm_clock_mhz for m in measured if m.sm_clock_mhz]
     if clocks_seen:
         say(f"SM clock while the compute benchmarks ran: {min(clocks_seen):.0f}-{max(clocks_seen):.0f} MHz")
     return cal
