@@ -545,6 +545,39 @@ def variants_cc_fp32_deep():
     return out
 
 
+def variants_tc_xt():
+    """The dense Tensor Core kernel in 2D with 2 or 4 adjacent x tiles per warp (``x_tiles``: each weight fragment
+    read serves that many MMAs), FP16 and TF32, where Nsight Compute showed the weight fragments' shared-memory
+    traffic binding it (fused radius 3-8): each depth's defaults, then x tiles with the defaults' other knobs,
+    with the weights in shared memory (one and no slice ahead, no L2 prefetch) and, where the defaults put them
+    in shared memory, in registers or L1 -- same run."""
+    from tcadvisor.gpu import defaults
+
+    measured = defaults.measured().tc
+    out = []
+    for dtype, prec in (("half", "fp16"), ("float", "tf32")):
+        for name, depths in (("Box-2D1R", range(3, 9)), ("Box-2D2R", (2, 3, 4)), ("Box-2D3R", (2,))):
+            st = parse_stencil(name)
+            for t in depths:
+                entry = measured.get((2, prec, st.radius * t))
+                mma, base = (entry[0], dict(entry[1])) if entry else (None, {})
+                ws, pf, l2 = base.get("weights_shared", False), base.get("prefetch", 1), base.get("l2_prefetch", 0)
+                out.append((name, dtype, "10240x10240", "tensor_core", t, mma, {}))
+                for xt in (2, 4):
+                    knobs = [dict(base, x_tiles=xt, weights_shared=ws, prefetch=pf, l2_prefetch=l2),
+                             {"x_tiles": xt, "weights_shared": True, "prefetch": 1, "l2_prefetch": 0}]
+                    if xt == 2:
+                        knobs.append({"x_tiles": xt, "weights_shared": True, "prefetch": 0, "l2_prefetch": 0})
+                        if ws:
+                            knobs.append({"x_tiles": xt, "weights_shared": False, "prefetch": pf, "l2_prefetch": 2})
+                    seen = []
+                    for k in knobs:
+                        if k not in seen:
+                            seen.append(k)
+                            out.append((name, dtype, "10240x10240", "tensor_core", t, mma, k))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -561,6 +594,7 @@ SCANS = {
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
+    "tc-xt": lambda args: variants_tc_xt(),
 }
 
 

@@ -26,7 +26,14 @@
 // MMA; 1: word by word, 2: as vectors, below), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
 // per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
-// input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none).
+// input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
+// tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1).
+//
+// Why K_XT (2 or 4): at deep fusion the weight fragments read from shared memory before each MMA bind the
+// kernel (Nsight Compute, Box-2D1R FP16 t = 7: L1 87 %, shared-memory wavefronts 77 %, tensor pipe 43 %;
+// validation/results/h100-sxm-2026-11-27/wgmma/ncu).  A warp of XT tiles reads each fragment once for XT MMAs,
+// one per tile (the tiles' input strips are disjoint), at the price of XT sets of A fragments and pending
+// accumulators.  A tile that starts past the grid computes on the row's padding and stores nothing.
 //
 // Why K_L2PF (kernels/l2_prefetch.cuh): at shallow fusion the kernel is memory-bound, and
 // the PF slices of A fragments a warp holds ahead in registers (12 warps per SM at t = 3)
@@ -73,6 +80,16 @@
 #define K_L2PF 0
 #endif
 #define L2PF K_L2PF
+#ifndef K_XT
+#define K_XT 1
+#endif
+#define XT K_XT
+#if XT != 1 && XT != 2 && XT != 4
+#error "K_XT: a warp computes 1, 2 or 4 tiles along x"
+#endif
+#if XT > 1 && NI != 1
+#error "K_XT: x tiles per warp in 1D and 2D only"
+#endif
 
 #if IS_DOUBLE
 typedef double real;
@@ -306,7 +323,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
-    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X;
+    const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X * XT;  // the first of the warp's XT tiles
     const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
@@ -348,14 +365,16 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         out_[j_] = to_b(__ldg(wfrag + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }
 #endif
 
-    creg pend[NPEND > 0 ? NPEND : 1][NC];
+    creg pend[XT][NPEND > 0 ? NPEND : 1][NC];
 #pragma unroll
-    for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+    for (int h = 0; h < XT; ++h)
 #pragma unroll
-        for (int e = 0; e < NC; ++e) pend[m][e] = creg(0);
+        for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
+#pragma unroll
+            for (int e = 0; e < NC; ++e) pend[h][m][e] = creg(0);
 
     const real* base = in + (long long)Gi * pitch_i + (long long)I * pitch_i + Gx + X0 - R - LEAD;
-    areg af[NI][KCH][NA];
+    areg af[XT][NI][KCH][NA];
 #if IS_DOUBLE
     typedef double2 vec2;
 #elif !HALF
@@ -367,9 +386,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     // 16-bit: the lane's k = 2t, 2t+1, 2t+8, 2t+9 of group row h are strip columns
     // 4t ... 4t+3 (tcadvisor.gpu.layouts.dense16_strip): one 8-byte load gives the
     // registers h (k = 2t, 2t+1) and h + 2 (k = 2t+8, 2t+9).
-#define LOAD_A(j_, dst_)                                                                       \
+#define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < 2; ++h_) {                                     \
@@ -385,9 +404,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         }                                                                                      \
     }
 #elif PERM
-#define LOAD_A(j_, dst_)                                                                       \
+#define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < (MMA_M == 16 ? 2 : 1); ++h_) {                 \
@@ -407,9 +426,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #else
     // Natural order: element e of the lane is strip column 8*A_ROW + A_COL; for 4-byte
     // data the 4 lanes of a group read 16 contiguous bytes per instruction.
-#define LOAD_A(j_, dst_)                                                                       \
+#define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s;                            \
+        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int e_ = 0; e_ < NA; ++e_)                                      \
@@ -418,7 +437,14 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     }
 #endif
 
-    // Apply every kernel row (p, a) of stream offset p to the fragments of this slice.
+    // The A fragments of one input slice for each of the warp's XT tiles, TILE_X columns apart.
+#define LOAD_A(j_, dst_)                                                                       \
+    {                                                                                          \
+        _Pragma("unroll") for (int x_ = 0; x_ < XT; ++x_) LOAD_A1(j_, dst_[x_], x_ * TILE_X);  \
+    }
+
+    // Apply every kernel row (p, a) of stream offset p to the fragments of this slice: one weight fragment
+    // read for the XT MMAs of the warp's tiles.
 #define CHAIN(p_, acc_)                                                                        \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
@@ -426,15 +452,16 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
                 _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_) {                           \
                     breg b_[NB];                                                               \
                     BFRAG((p_) * NI + a_, c_, b_);                                             \
-                    mma(acc_, af[a_][c_], b_, acc_);                                           \
+                    _Pragma("unroll") for (int x_ = 0; x_ < XT; ++x_)                          \
+                        mma(acc_[x_], af[x_][a_][c_], b_, acc_[x_]);                           \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
     }
 
 #if L2PF > 0
-    // Columns a warp's fragments read per input row: TILE_X - 8 + K_pad from the strip origin.
-#define SPAN (TILE_X - 8 + KCH * MMA_K)
+    // Columns a warp's fragments read per input row: XT * TILE_X - 8 + K_pad from the strip origin.
+#define SPAN (XT * TILE_X - 8 + KCH * MMA_K)
 #if L2_PREFETCH_ONE_THREAD
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
@@ -452,7 +479,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
 #if PF > 0
-    areg an[PF][NI][KCH][NA];  // the next PF slices, in flight while this one is multiplied
+    areg an[PF][XT][NI][KCH][NA];  // the next PF slices, in flight while this one is multiplied
 #pragma unroll
     for (int p = 0; p < PF; ++p)
         if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
@@ -463,66 +490,83 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #endif
 #if PF > 0
 #pragma unroll
-        for (int a = 0; a < NI; ++a)
+        for (int h = 0; h < XT; ++h)
 #pragma unroll
-            for (int c = 0; c < KCH; ++c)
+            for (int a = 0; a < NI; ++a)
 #pragma unroll
-                for (int e = 0; e < NA; ++e) {
-                    af[a][c][e] = an[0][a][c][e];
+                for (int c = 0; c < KCH; ++c)
 #pragma unroll
-                    for (int p = 0; p + 1 < PF; ++p) an[p][a][c][e] = an[p + 1][a][c][e];
-                }
+                    for (int e = 0; e < NA; ++e) {
+                        af[h][a][c][e] = an[0][h][a][c][e];
+#pragma unroll
+                        for (int p = 0; p + 1 < PF; ++p) an[p][h][a][c][e] = an[p + 1][h][a][c][e];
+                    }
         if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
 #else
         LOAD_A(j, af);
 #endif
-        creg done[NC];
+        creg done[XT][NC];
 #pragma unroll
-        for (int e = 0; e < NC; ++e) done[e] = NPEND > 0 ? pend[0][e] : creg(0);
+        for (int h = 0; h < XT; ++h)
+#pragma unroll
+            for (int e = 0; e < NC; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : creg(0);
         CHAIN(NS - 1, done);
 #pragma unroll
         for (int m = 1; m < NPEND; ++m) {
-            creg acc[NC];
+            creg acc[XT][NC];
 #pragma unroll
-            for (int e = 0; e < NC; ++e) acc[e] = pend[m][e];
+            for (int h = 0; h < XT; ++h)
+#pragma unroll
+                for (int e = 0; e < NC; ++e) acc[h][e] = pend[h][m][e];
             CHAIN(NS - 1 - m, acc);
 #pragma unroll
-            for (int e = 0; e < NC; ++e) pend[m - 1][e] = acc[e];
+            for (int h = 0; h < XT; ++h)
+#pragma unroll
+                for (int e = 0; e < NC; ++e) pend[h][m - 1][e] = acc[h][e];
         }
         if (NPEND > 0) {
-            creg acc[NC];
+            creg acc[XT][NC];
 #pragma unroll
-            for (int e = 0; e < NC; ++e) acc[e] = creg(0);
+            for (int h = 0; h < XT; ++h)
+#pragma unroll
+                for (int e = 0; e < NC; ++e) acc[h][e] = creg(0);
             CHAIN(0, acc);
 #pragma unroll
-            for (int e = 0; e < NC; ++e) pend[NPEND > 0 ? NPEND - 1 : 0][e] = acc[e];
+            for (int h = 0; h < XT; ++h)
+#pragma unroll
+                for (int e = 0; e < NC; ++e) pend[h][NPEND > 0 ? NPEND - 1 : 0][e] = acc[h][e];
         }
         const int y = j - RS;
         if (y >= S0 && y < S1) {
-            real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + X0;
 #pragma unroll
-            for (int e = 0; e < NC; e += 2) {
-                const int x = 8 * C_ROW(g, e) + C_COL(t4, e);
+            for (int hr = 0; hr < XT; ++hr) {
+                const int Xh = X0 + hr * TILE_X;  // tile hr: TILE_X * hr further on
+                if (Xh >= nx) break;
+                real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + Xh;
+#pragma unroll
+                for (int e = 0; e < NC; e += 2) {
+                    const int x = 8 * C_ROW(g, e) + C_COL(t4, e);
 #if HALF
-                const unsigned word = pack2(done[e], done[e + 1]);
-                if (vec_stores && X0 + x + 1 < nx) {
-                    *reinterpret_cast<unsigned*>(dst + x) = word;
-                } else {
-                    if (X0 + x < nx) dst[x] = (real)(word & 0xFFFFu);
-                    if (X0 + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
-                }
+                    const unsigned word = pack2(done[hr][e], done[hr][e + 1]);
+                    if (vec_stores && Xh + x + 1 < nx) {
+                        *reinterpret_cast<unsigned*>(dst + x) = word;
+                    } else {
+                        if (Xh + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                        if (Xh + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                    }
 #else
-                if (vec_stores && X0 + x + 1 < nx) {
+                    if (vec_stores && Xh + x + 1 < nx) {
 #if IS_DOUBLE
-                    *reinterpret_cast<double2*>(dst + x) = make_double2(done[e], done[e + 1]);
+                        *reinterpret_cast<double2*>(dst + x) = make_double2(done[hr][e], done[hr][e + 1]);
 #else
-                    *reinterpret_cast<float2*>(dst + x) = make_float2(done[e], done[e + 1]);
+                        *reinterpret_cast<float2*>(dst + x) = make_float2(done[hr][e], done[hr][e + 1]);
 #endif
-                } else {
-                    if (X0 + x < nx) dst[x] = done[e];
-                    if (X0 + x + 1 < nx) dst[x + 1] = done[e + 1];
+                    } else {
+                        if (Xh + x < nx) dst[x] = done[hr][e];
+                        if (Xh + x + 1 < nx) dst[x + 1] = done[hr][e + 1];
+                    }
+#endif
                 }
-#endif
             }
         }
     }

@@ -44,9 +44,12 @@ def translate(source: str) -> str:
     return source
 
 
-def compile_module(filename: str, defines, function: str) -> "HostModule":
-    with open(data_dir("kernels") / filename) as fh:
-        source = translate(fh.read())
+def compile_module(filename: str, defines, function: str, text: str | None = None) -> "HostModule":
+    """``text``: the source to compile in place of the file's (a test's deliberately broken copy)."""
+    if text is None:
+        with open(data_dir("kernels") / filename) as fh:
+            text = fh.read()
+    source = translate(text)
     driver = (f'#include "emu.h"\n#line 1 "kernels/{filename}"\n{source}\n'
               f'extern "C" int emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, '
               f'unsigned bz, unsigned long smem, void** argv, int reverse) {{\n'

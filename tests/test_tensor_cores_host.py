@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import _host_cuda
+from tcadvisor.data import data_dir
 from tcadvisor.gpu import sparse_tensor_cores, tensor_cores
 from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
 from tcadvisor.gpu.numerics import from_storage, to_storage
@@ -106,6 +107,14 @@ KNOBS = [
     ("sparse_tensor_core", Stencil.star(2, 1), 2, "float", {"x_tiles": 4}),
     ("sparse_tensor_core", Stencil.box(2, 2), 2, "bfloat16", {"aregs": True, "x_tiles": 2, "l2_prefetch": 1}),
     ("sparse_tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "prefetch": 2}),
+    # Dense, 2D: two or four x tiles per warp (150 columns: the second tile partial, the third and fourth past the
+    # grid, computed on the row's padding and not stored), with weights in registers, L1 and shared memory.
+    ("tensor_core", Stencil.box(2, 1), 3, "half", {"x_tiles": 2}),
+    ("tensor_core", Stencil.star(2, 1), 2, "float", {"x_tiles": 4, "weights_shared": True}),
+    ("tensor_core", Stencil.box(2, 1), 2, "double", {"x_tiles": 2, "l2_prefetch": 1}),
+    ("tensor_core", Stencil.box(2, 2), 2, "bfloat16", {"x_tiles": 4, "weights_shared": True, "prefetch": 2}),
+    ("tensor_core", Stencil.box(2, 1), 1, "double", {"mma": "m8n8k4", "x_tiles": 2, "prefetch": 0}),
+    ("tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "weights_shared": True, "bregs": False}),
 ]
 
 
@@ -169,4 +178,19 @@ def test_a_row_left_out_of_the_mask_is_caught(host_tc):
     x = data((6, 5, 100), "double")
     assert check(kernel, x, run_sweep(kernel, x)).passed
     kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", cut, "tc_stream").get_function("tc_stream")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+def test_a_wrong_x_tile_step_is_caught(host_tc):
+    """The dense kernel compiled with its second x tile's inputs read 8 columns short of TILE_X: the check fails
+    (the x-tile offsets are what the host test verifies, not only the first tile)."""
+    st = Stencil.box(2, 1)
+    kernel = host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)), x_tiles=2)
+    x = data((1, 13, 150), "half")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    source = (data_dir("kernels") / "tensor_cores.cu").read_text()
+    wrong = source.replace("LOAD_A1(j_, dst_[x_], x_ * TILE_X)", "LOAD_A1(j_, dst_[x_], x_ * (TILE_X - 8))")
+    assert wrong != source
+    kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
+                                              text=wrong).get_function("tc_stream")
     assert not check(kernel, x, run_sweep(kernel, x)).passed

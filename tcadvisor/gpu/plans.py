@@ -314,7 +314,7 @@ class LaunchPlan:
 
         * dense (kernels/tensor_cores.cu): the A fragments of its ``ni`` input rows (``na`` registers per lane
           and chunk), shared by the kernel rows of each; the B (weight) fragment of every MMA, ``nb`` words per
-          lane, from L1 or shared memory unless in registers.  Read as vectors from shared memory (K_BSMEM = 2)
+          lane, from L1 or shared memory unless in registers, one read for the MMAs of its ``ir`` x tiles.  Read as vectors from shared memory (K_BSMEM = 2)
           that is 32·nb words; read word by word from L1 or shared memory, each load's lanes lie nb words apart,
           an nb-way bank conflict (or nb times the L1 lines), 32·nb² words;
         * sparse (kernels/sparse_tensor_cores.cu): the weight fragment of every line and chunk (16 bytes of
@@ -339,7 +339,7 @@ class LaunchPlan:
         inputs = o["ni"] * o["kch"] * na * word * lanes
         by_word = not o["weights_shared"] or o.get("shared_words", False)
         weights = 0 if o["bregs"] else nb * word * lanes * (nb if by_word else 1)
-        return inputs / (o["rows"] * o["kch"]) + weights
+        return inputs / (o["rows"] * o["kch"]) + weights / o.get("ir", 1)  # one weight read per x tile's MMA
 
     @property
     def inner_rows_per_block(self) -> int:
@@ -825,7 +825,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
-_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, "
+_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) tiles along x per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
                       r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?min (\d+) blocks/SM")
 
@@ -833,18 +833,18 @@ _TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, "
 def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
                               rowmask: int | None = None) -> LaunchPlan:
     """The plan of a recorded dense Tensor Core run, from the kernel's description of itself
-    (:meth:`tcadvisor.gpu.tensor_cores.TensorCoreKernel.describe`): its MMA shape, warps per block,
-    where its weights lived, the slices it loaded ahead into registers and into L2, and its register cap.
+    (:meth:`tcadvisor.gpu.tensor_cores.TensorCoreKernel.describe`): its MMA shape, warps per block, x tiles
+    per warp (2D; descriptions from before them do not name them), where its weights lived, the slices it loaded ahead into registers and into L2, and its register cap.
     Descriptions from before the L2 prefetch and the shared-memory weights name neither, and were made
     without them."""
     m = _TC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
-    where = m[3]
+    where = m[4]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
-                             prefetch=int(m[4]), warps=int(m[2]), min_blocks=int(m[6]), rowmask=rowmask,
-                             l2_prefetch=int(m[5] or 0), weights_shared=where.startswith("shared memory"),
-                             shared_words=where == "shared memory")
+                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[7]), rowmask=rowmask,
+                             l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
+                             shared_words=where == "shared memory", x_tiles=int(m[3] or 1))
 
 
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
@@ -962,7 +962,8 @@ def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
 def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaShape, bregs: bool | None = None,
                       prefetch: int | None = None, warps: int | None = None, min_blocks: int | None = None,
                       rowmask: int | None = None, l2_prefetch: int | None = None,
-                      weights_shared: bool | None = None, shared_words: bool = False) -> LaunchPlan:
+                      weights_shared: bool | None = None, shared_words: bool = False,
+                      x_tiles: int | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -976,6 +977,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     conflicts; kept for side-by-side scans).
     ``weights_shared``: weight fragments copied into shared memory per block and read before each
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
+    ``x_tiles`` (2D): adjacent tiles of m·8 columns per warp, 1, 2 or 4 (K_XT); each weight fragment read
+    serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile.
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
@@ -1000,7 +1003,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     na = shape.m * shape.k // (64 if half else 32)
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
-    if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared)):
+    if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles)):
         entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
@@ -1011,6 +1014,11 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
+        x_tiles = chosen.get("x_tiles")
+    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
+        raise TcAdvisorError(f"x_tiles = {x_tiles}: a Tensor Core kernel warp computes 1 tile along x, "
+                             "or 2 or 4 in 2D")
+    xt = int(x_tiles or 1)
     warps = 4 if warps is None else int(warps)
     min_blocks = 1 if min_blocks is None else int(min_blocks)
     weights_shared = bool(weights_shared)
@@ -1027,7 +1035,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     # from shared memory they stay in the loop, but the compiler issues those loads early, as far as registers
     # allow: the 2D runs of kernels-4 kept 0.8-1.3 registers per 32-bit word of them (FP64 to the 255 cap), 3D
     # FP32/FP64 fewer (0.1-0.2); counted like weights in registers, the estimate errs towards fewer warps.
-    live = ((max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words
+    live = (((max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words) * xt
             + b_regs * words * (1 if bregs or weights_shared else 2))
     permuted = precision == "fp64" or half
     mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
@@ -1039,13 +1047,15 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_HALF", {"fp16": 1, "bf16": 2}[precision]),)
     if l2_prefetch:  # without these the kernel compiles exactly as before
         defines += (("K_L2PF", l2_prefetch),)
+    if xt > 1:
+        defines += (("K_XT", xt),)
     # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
     # scan measured 0-7 % faster there (validation/results/h100-sxm-2026-11-26/tc-vectors).
     shared_words = bool(weights_shared and (shared_words or nb == 1))
     if weights_shared:  # as vectors, conflict-free; shared_words: word by word as before 2026-11-26 (scans)
         defines += (("K_BSMEM", 1 if shared_words else 2),)
     smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
-    tile_x = shape.m * 8
+    tile_x = shape.m * 8 * xt
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
                       rows * kch,
@@ -1053,7 +1063,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
-                               "shared_words": shared_words})
+                               "shared_words": shared_words, "ir": xt})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores
