@@ -11,11 +11,11 @@ benchmarks/record_corpus.py), then through tcadvisor.validate.fitting:
 * leave-one-GPU-out: fitted on one GPU's corpus, predicting the other's;
 * the 80 % intervals per unit and precision from the leave-one-shape-out residuals, and their coverage
   checked across GPUs (intervals from the H100's residuals on the H200's held-out predictions, and back);
-* the identifiability of each constant (validation/results/refined-fit-2026-11-26/crossval.md);
+* the identifiability of each constant (validation/results/refined-fit-2026-11-27/crossval.md);
 * the shipped constants: fitted on both corpora, written to models/fitted/refined-terms.yaml with the
   kernel fingerprint (tcadvisor.fingerprint) they were fitted for and the intervals.
 
-Writes models/fitted/refined-terms.yaml and validation/results/refined-fit-2026-11-26/ (crossval.md,
+Writes models/fitted/refined-terms.yaml and validation/results/refined-fit-2026-11-27/ (crossval.md,
 crossval.json, predictions.csv), and stamps each corpus.json with the kernel fingerprint when its
 runs are provably today's kernels (stamp_corpus: the same sources, or the same CUDA sources and the same
 launches).
@@ -41,14 +41,14 @@ from tcadvisor.hardware import resolve_gpu  # noqa: E402
 from tcadvisor.validate import fitting as F  # noqa: E402
 
 #: GPU label -> (corpus folder, spec its model inputs come from: the project's calibrated ceilings of that GPU)
-CORPORA = {"H100": ("validation/results/h100-sxm-2026-11-26/corpus", "h100-calibrated"),
-           "H200": ("validation/results/h200-2026-11-26/corpus", "h200-calibrated")}
+CORPORA = {"H100": ("validation/results/h100-sxm-2026-11-27/corpus", "h100-calibrated"),
+           "H200": ("validation/results/h200-2026-11-27/corpus", "h200-calibrated")}
 #: A corpus's design recorded a second time on another machine of the same session, same kernels: run-to-run
-#: noise.  Since the dense kernel's vector layout (2026-11-26) the H200's: the device time left after the three
-#: corpora covered one more recording, on the machine still held (984 of its 988 configurations).
-REPEAT = ("validation/results/h200-2026-11-26/corpus", "validation/results/h200-2026-11-26/corpus-repeat")
+#: noise.  The H200's of 2026-11-27: the first of its two recordings named h100-calibrated as the spec it planned
+#: the design with, which has the same multiprocessor limits as h200-calibrated: the same 988 configurations.
+REPEAT = ("validation/results/h200-2026-11-27/corpus", "validation/results/h200-2026-11-27/corpus-repeat")
 REPEAT_GPU = "H200"
-OUT = ROOT / "validation/results/refined-fit-2026-11-26"
+OUT = ROOT / "validation/results/refined-fit-2026-11-27"
 #: Kernel sources whose recorded hash must equal today's for a corpus to be stamped with today's fingerprint.
 KERNEL_SOURCES = ("kernels/", "tcadvisor/gpu/plans.py")
 
@@ -212,7 +212,7 @@ def write_predictions(runs: dict, preds: dict, shipped: dict) -> None:
 
 def markdown(res: dict, intervals: dict) -> str:
     gpus = [g for g in CORPORA]
-    lines = ["# The refined model, judged where it was not fitted (2026-11-26 corpora)", "",
+    lines = ["# The refined model, judged where it was not fitted (2026-11-27 corpora)", "",
              "Written by `benchmarks/fit_refined.py` (do not edit). Corpora: "
              + "; ".join(f"{g} `{CORPORA[g][0]}` ({res[g]['in_sample']['all']['runs']} runs, "
                          f"{res[g]['shapes']} shapes)" for g in gpus)
@@ -274,13 +274,13 @@ def write_constants(shipped: dict, intervals: dict, res: dict, counts: dict) -> 
                                "meaning": model.SYMBOLS[s],
                                **({"pinned": F.PINNED[s.name][1]} if s.name in F.PINNED else {})}
                       for s in model.FITTED},
-        "intervals": {k: {**v, "source": "leave-one-shape-out residuals, H100 and H200 corpora 2026-11-26"}
+        "intervals": {k: {**v, "source": "leave-one-shape-out residuals, H100 and H200 corpora 2026-11-27"}
                       for k, v in intervals.items()},
         "held_out": {g: {k: {"median": round(res[g][k]["all"]["median"], 4), "p90": round(res[g][k]["all"]["p90"], 4),
                              "worst": round(res[g][k]["all"]["worst"], 4), "winners": res[g][k]["winners"],
                              "best_depth": res[g][k]["best_depth"]}
                          for k in ("leave_one_shape_out", "leave_one_gpu_out")} for g in gpus},
-        "report": "validation/results/refined-fit-2026-11-26/crossval.md",
+        "report": "validation/results/refined-fit-2026-11-27/crossval.md",
         "kernel_fingerprint_parts": fingerprint_parts(),
     }
     header = ("# The refined model's fitted constants (docs/model.md, \"Fitted constants\").\n"

@@ -2,7 +2,7 @@
 
     python benchmarks/own_roofline.py [--corpus DIR] [--spec NAME] [--out DIR]
 
-No GPU: reads a recorded corpus (default the H100's of 2026-11-26) and, for every run, rebuilds the launch plan
+No GPU: reads a recorded corpus (default the H100's of 2026-11-27) and, for every run, rebuilds the launch plan
 its kernel described (tcadvisor.gpu.plans.recorded_*_plan, the code the kernels launch with), then:
 
 * executed FLOP/s: the FLOPs the plan says one sweep executes (halos, padding, pipeline start-up and, on Tensor
@@ -112,9 +112,9 @@ def redundancy_gains(rows: list[dict], spec) -> list[float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", default=str(ROOT / "validation/results/h100-sxm-2026-11-26/corpus"))
+    ap.add_argument("--corpus", default=str(ROOT / "validation/results/h100-sxm-2026-11-27/corpus"))
     ap.add_argument("--spec", default="h100-calibrated", help="the calibrated spec of the corpus's GPU")
-    ap.add_argument("--out", default=str(ROOT / "validation/results/h100-sxm-2026-11-26/own-roofline"))
+    ap.add_argument("--out", default=str(ROOT / "validation/results/h100-sxm-2026-11-27/own-roofline"))
     args = ap.parse_args(argv)
     spec = resolve_gpu(args.spec).spec
     _, rows = load_corpus(Path(args.corpus))

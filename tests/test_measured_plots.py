@@ -24,7 +24,7 @@ from tcadvisor.plots import maps, measured, roofline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_H100 = ROOT / "validation/results/h100-sxm-2026-11-23/results.json"
-CORPUS_H200 = ROOT / "validation/results/h200-2026-11-26/corpus/corpus.csv"
+CORPUS_H200 = ROOT / "validation/results/h200-2026-11-27/corpus/corpus.csv"
 H100 = find_spec("h100")
 DEVICE = "NVIDIA H100 80GB HBM3"
 GRID = "10240x10240"

@@ -148,7 +148,7 @@ def test_the_old_names_of_the_tables_still_answer():
 
 # --------------------------------------------------------------------------- corpora re-stamped by their launches
 
-CORPUS = os.path.join(ROOT, "validation", "results", "h100-sxm-2026-11-26", "corpus")
+CORPUS = os.path.join(ROOT, "validation", "results", "h100-sxm-2026-11-27", "corpus")
 
 
 def _fit_refined():

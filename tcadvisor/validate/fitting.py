@@ -53,7 +53,7 @@ LOSS, F_SCALE = "soft_l1", 0.1
 PINNED: dict[str, tuple[float, str]] = {}
 #: Constants ``calibrate --fit`` holds at the bundled value on a user's GPU, with why.
 CALIBRATE_PINNED_BUNDLED = {
-    "o_c": "identified only on the project's corpora of 988 runs per GPU (validation/results/refined-fit-2026-11-26/"
+    "o_c": "identified only on the project's corpora of 988 runs per GPU (validation/results/refined-fit-2026-11-27/"
            "crossval.md, identifiability); a calibration corpus is a few hundred runs",
 }
 #: A constant whose removal (value 0) raises the robust loss by less than this share is not identified by the data.
