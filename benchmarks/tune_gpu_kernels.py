@@ -578,6 +578,38 @@ def variants_tc_xt():
     return out
 
 
+def variants_tc_ir():
+    """The dense Tensor Core kernel in 3D with 2 or 4 adjacent inner rows per warp (``inner_rows``: each weight
+    fragment read serves that many MMAs), FP16, TF32 and FP64 (Nsight Compute on Box-3D1R FP16 t = 3: L1 86 %,
+    shared-memory wavefronts 71 %, tensor pipe 33 %): each depth's defaults, then inner rows with the defaults'
+    other knobs, with the weights in shared memory (one and no slice ahead) -- same run."""
+    from tcadvisor.gpu import defaults
+
+    measured = defaults.measured().tc
+    out = []
+    cases = [("Box-3D1R", "half", "fp16", (1, 2, 3)), ("Star-3D1R", "half", "fp16", (1, 2, 3)),
+             ("Box-3D2R", "half", "fp16", (1,)), ("Box-3D1R", "float", "tf32", (1, 2, 3)),
+             ("Star-3D1R", "float", "tf32", (2,)), ("Box-3D1R", "double", "fp64", (1, 2, 3)),
+             (DIAGONAL_3D, "half", "fp16", (2,))]
+    for name, dtype, prec, depths in cases:
+        st = parse_stencil(name) if isinstance(name, str) else name
+        for t in depths:
+            entry = measured.get((3, prec, st.radius * t))
+            mma, base = (entry[0], dict(entry[1])) if entry else (None, {})
+            ws, pf = base.get("weights_shared", False), base.get("prefetch", 1)
+            out.append((name, dtype, "512x512x512", "tensor_core", t, mma, {}))
+            knobs = [dict(base, inner_rows=2), dict(base, inner_rows=4),
+                     {"inner_rows": 2, "weights_shared": True, "prefetch": 1},
+                     {"inner_rows": 2, "weights_shared": True, "prefetch": 0}]
+            seen = []
+            for k in knobs:
+                k = dict(k, weights_shared=k.get("weights_shared", ws)) if "prefetch" not in k else k
+                if k not in seen:
+                    seen.append(k)
+                    out.append((name, dtype, "512x512x512", "tensor_core", t, mma, k))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -594,7 +626,7 @@ SCANS = {
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
-    "tc-xt": lambda args: variants_tc_xt(),
+    "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
 }
 
 

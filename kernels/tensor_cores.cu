@@ -27,13 +27,18 @@
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
 // per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
-// tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1).
+// tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1), K_IR (optional; 3D: adjacent inner
+// output rows one warp computes, 1, 2 or 4; default 1).
 //
 // Why K_XT (2 or 4): at deep fusion the weight fragments read from shared memory before each MMA bind the
 // kernel (Nsight Compute, Box-2D1R FP16 t = 7: L1 87 %, shared-memory wavefronts 77 %, tensor pipe 43 %;
 // validation/results/h100-sxm-2026-11-27/wgmma/ncu).  A warp of XT tiles reads each fragment once for XT MMAs,
 // one per tile (the tiles' input strips are disjoint), at the price of XT sets of A fragments and pending
 // accumulators.  A tile that starts past the grid computes on the row's padding and stores nothing.
+// K_IR is the same in 3D along the inner axis: output rows I .. I + IR - 1 read input rows I - RI ..
+// I + IR - 1 + RI, each weight fragment (p, a) multiplies input row a + h for output row I + h.  Where some of
+// those rows are past the grid, the input rows past the ghost layer are clamped to the last one (``last``) and
+// the results not stored.
 //
 // Why K_L2PF (kernels/l2_prefetch.cuh): at shallow fusion the kernel is memory-bound, and
 // the PF slices of A fragments a warp holds ahead in registers (12 warps per SM at t = 3)
@@ -90,6 +95,18 @@
 #if XT > 1 && NI != 1
 #error "K_XT: x tiles per warp in 1D and 2D only"
 #endif
+#ifndef K_IR
+#define K_IR 1
+#endif
+#define IR K_IR
+#if IR != 1 && IR != 2 && IR != 4
+#error "K_IR: a warp computes 1, 2 or 4 inner rows"
+#endif
+#if IR > 1 && NI == 1
+#error "K_IR: inner rows per warp in 3D only"
+#endif
+#define NROWS_IN (NI + IR - 1)  // input rows per slice a warp loads (3D)
+#define NLINES (XT * IR)        // output lines per warp: x tiles (1D/2D) or inner rows (3D)
 
 #if IS_DOUBLE
 typedef double real;
@@ -324,7 +341,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
     const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X * XT;  // the first of the warp's XT tiles
-    const int I = blockIdx.y * WI + warp / WX;  // inner output row (always 0 in 1D/2D)
+    const int I = (blockIdx.y * WI + warp / WX) * IR;  // first inner output row (always 0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
 #if B_SHARED == 2
@@ -365,16 +382,25 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         out_[j_] = to_b(__ldg(wfrag + (((r) * KCH + (c)) * 32 + lane) * NB + j_)); }
 #endif
 
-    creg pend[XT][NPEND > 0 ? NPEND : 1][NC];
+    creg pend[NLINES][NPEND > 0 ? NPEND : 1][NC];
 #pragma unroll
-    for (int h = 0; h < XT; ++h)
+    for (int h = 0; h < NLINES; ++h)
 #pragma unroll
         for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
 #pragma unroll
             for (int e = 0; e < NC; ++e) pend[h][m][e] = creg(0);
 
     const real* base = in + (long long)Gi * pitch_i + (long long)I * pitch_i + Gx + X0 - R - LEAD;
-    areg af[XT][NI][KCH][NA];
+    areg af[XT][NROWS_IN][KCH][NA];
+    // Input row offsets past the ghost layer (3D, IR > 1, an inner extent not a multiple of IR) are clamped to
+    // the last one: those rows feed only outputs past the grid, which are not stored.
+    const int last = ni - 1 + RI - I;
+    (void)last;
+#if IR > 1
+#define ROW_OFF(a_) ((long long)min((a_) - RI, last) * pitch_i)
+#else
+#define ROW_OFF(a_) ((long long)((a_) - RI) * pitch_i)
+#endif
 #if IS_DOUBLE
     typedef double2 vec2;
 #elif !HALF
@@ -389,10 +415,10 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
         const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
-        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < 2; ++h_) {                                     \
-            const real* p_ = row_ + (long long)(a_ - RI) * pitch_i + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4; \
+            const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4;      \
             if (vec_loads) {                                                                   \
                 const uint2 w_ = __ldg(reinterpret_cast<const uint2*>(p_));                    \
                 dst_[a_][c_][h_] = w_.x;                                                       \
@@ -407,10 +433,10 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
         const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
-        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < (MMA_M == 16 ? 2 : 1); ++h_) {                 \
-            const real* p_ = row_ + (long long)(a_ - RI) * pitch_i + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4; \
+            const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4;     \
             if (KQ == 1 || !vec_loads) {                                                       \
                 _Pragma("unroll") for (int v_ = 0; v_ < KQ; ++v_)                              \
                     dst_[a_][c_][h_ + 2 * v_] = to_a(__ldg(p_ + v_));                          \
@@ -429,10 +455,10 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #define LOAD_A1(j_, dst_, xoff_)                                                               \
     {                                                                                          \
         const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
-        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int e_ = 0; e_ < NA; ++e_)                                      \
-            dst_[a_][c_][e_] = to_a(__ldg(row_ + (long long)(a_ - RI) * pitch_i + c_ * MMA_K   \
+            dst_[a_][c_][e_] = to_a(__ldg(row_ + ROW_OFF(a_) + c_ * MMA_K                      \
                                           + 8 * A_ROW(g, e_) + A_COL(t4, e_)));                \
     }
 #endif
@@ -444,7 +470,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     }
 
     // Apply every kernel row (p, a) of stream offset p to the fragments of this slice: one weight fragment
-    // read for the XT MMAs of the warp's tiles.
+    // read for the MMAs of the warp's XT tiles (input row a) or IR inner rows (input row a + h).
 #define CHAIN(p_, acc_)                                                                        \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
@@ -453,7 +479,8 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
                     breg b_[NB];                                                               \
                     BFRAG((p_) * NI + a_, c_, b_);                                             \
                     _Pragma("unroll") for (int x_ = 0; x_ < XT; ++x_)                          \
-                        mma(acc_[x_], af[x_][a_][c_], b_, acc_[x_]);                           \
+                    _Pragma("unroll") for (int r_ = 0; r_ < IR; ++r_)                          \
+                        mma(acc_[x_ * IR + r_], af[x_][a_ + r_][c_], b_, acc_[x_ * IR + r_]);  \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
@@ -465,21 +492,21 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #if L2_PREFETCH_ONE_THREAD
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
-        if (lane < NI)                                                                         \
-            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + (long long)(lane - RI) * pitch_i, SPAN, lane); \
+        if (lane < NROWS_IN)                                                                   \
+            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + ROW_OFF(lane), SPAN, lane); \
     }
 #else
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
-        _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_)                                      \
-            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + (long long)(a_ - RI) * pitch_i, SPAN, lane); \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
+            l2_prefetch_run(base + (long long)(Gs + (j_)) * pitch_s + ROW_OFF(a_), SPAN, lane); \
     }
 #endif
     for (int p = 0; p < L2PF; ++p)
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
 #if PF > 0
-    areg an[PF][XT][NI][KCH][NA];  // the next PF slices, in flight while this one is multiplied
+    areg an[PF][XT][NROWS_IN][KCH][NA];  // the next PF slices, in flight while this one is multiplied
 #pragma unroll
     for (int p = 0; p < PF; ++p)
         if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
@@ -492,7 +519,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #pragma unroll
         for (int h = 0; h < XT; ++h)
 #pragma unroll
-            for (int a = 0; a < NI; ++a)
+            for (int a = 0; a < NROWS_IN; ++a)
 #pragma unroll
                 for (int c = 0; c < KCH; ++c)
 #pragma unroll
@@ -505,44 +532,45 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #else
         LOAD_A(j, af);
 #endif
-        creg done[XT][NC];
+        creg done[NLINES][NC];
 #pragma unroll
-        for (int h = 0; h < XT; ++h)
+        for (int h = 0; h < NLINES; ++h)
 #pragma unroll
             for (int e = 0; e < NC; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : creg(0);
         CHAIN(NS - 1, done);
 #pragma unroll
         for (int m = 1; m < NPEND; ++m) {
-            creg acc[XT][NC];
+            creg acc[NLINES][NC];
 #pragma unroll
-            for (int h = 0; h < XT; ++h)
+            for (int h = 0; h < NLINES; ++h)
 #pragma unroll
                 for (int e = 0; e < NC; ++e) acc[h][e] = pend[h][m][e];
             CHAIN(NS - 1 - m, acc);
 #pragma unroll
-            for (int h = 0; h < XT; ++h)
+            for (int h = 0; h < NLINES; ++h)
 #pragma unroll
                 for (int e = 0; e < NC; ++e) pend[h][m - 1][e] = acc[h][e];
         }
         if (NPEND > 0) {
-            creg acc[XT][NC];
+            creg acc[NLINES][NC];
 #pragma unroll
-            for (int h = 0; h < XT; ++h)
+            for (int h = 0; h < NLINES; ++h)
 #pragma unroll
                 for (int e = 0; e < NC; ++e) acc[h][e] = creg(0);
             CHAIN(0, acc);
 #pragma unroll
-            for (int h = 0; h < XT; ++h)
+            for (int h = 0; h < NLINES; ++h)
 #pragma unroll
                 for (int e = 0; e < NC; ++e) pend[h][NPEND > 0 ? NPEND - 1 : 0][e] = acc[h][e];
         }
         const int y = j - RS;
         if (y >= S0 && y < S1) {
 #pragma unroll
-            for (int hr = 0; hr < XT; ++hr) {
-                const int Xh = X0 + hr * TILE_X;  // tile hr: TILE_X * hr further on
-                if (Xh >= nx) break;
-                real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + I) * pitch_i + Gx + Xh;
+            for (int hr = 0; hr < NLINES; ++hr) {
+                const int Xh = X0 + (hr / IR) * TILE_X;  // x tile hr / IR: TILE_X * (hr / IR) further on
+                const int Ih = I + hr % IR;              // inner row hr % IR
+                if (Xh >= nx || Ih >= ni) break;
+                real* dst = out + (long long)(Gs + y) * pitch_s + (long long)(Gi + Ih) * pitch_i + Gx + Xh;
 #pragma unroll
                 for (int e = 0; e < NC; e += 2) {
                     const int x = 8 * C_ROW(g, e) + C_COL(t4, e);

@@ -115,6 +115,14 @@ KNOBS = [
     ("tensor_core", Stencil.box(2, 2), 2, "bfloat16", {"x_tiles": 4, "weights_shared": True, "prefetch": 2}),
     ("tensor_core", Stencil.box(2, 1), 1, "double", {"mma": "m8n8k4", "x_tiles": 2, "prefetch": 0}),
     ("tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "weights_shared": True, "bregs": False}),
+    # Dense, 3D: two or four inner rows per warp (5 inner rows: the last warp's second, third and fourth rows past
+    # the grid, their input rows clamped to the last ghost row and their outputs not stored).
+    ("tensor_core", Stencil.box(3, 1), 2, "half", {"inner_rows": 2, "weights_shared": True}),
+    ("tensor_core", Stencil.star(3, 1), 2, "float", {"inner_rows": 4}),
+    ("tensor_core", Stencil.box(3, 1), 1, "double", {"inner_rows": 2, "l2_prefetch": 1}),
+    ("tensor_core", Stencil.star(3, 2), 1, "bfloat16", {"inner_rows": 2, "weights_shared": True,
+                                                       "shared_words": True}),
+    ("tensor_core", Stencil.box(3, 1), 3, "half", {"inner_rows": 4, "weights_shared": True, "prefetch": 0}),
 ]
 
 
@@ -190,6 +198,21 @@ def test_a_wrong_x_tile_step_is_caught(host_tc):
     assert check(kernel, x, run_sweep(kernel, x)).passed
     source = (data_dir("kernels") / "tensor_cores.cu").read_text()
     wrong = source.replace("LOAD_A1(j_, dst_[x_], x_ * TILE_X)", "LOAD_A1(j_, dst_[x_], x_ * (TILE_X - 8))")
+    assert wrong != source
+    kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
+                                              text=wrong).get_function("tc_stream")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+def test_a_wrong_inner_row_is_caught(host_tc):
+    """The dense 3D kernel compiled with every inner row multiplying the first row's inputs: the check fails (the
+    rows' input offsets are what the host test verifies)."""
+    st = Stencil.box(3, 1)
+    kernel = host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)), inner_rows=2)
+    x = data((6, 5, 100), "half")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    source = (data_dir("kernels") / "tensor_cores.cu").read_text()
+    wrong = source.replace("af[x_][a_ + r_][c_]", "af[x_][a_][c_]")
     assert wrong != source
     kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
                                               text=wrong).get_function("tc_stream")

@@ -314,7 +314,8 @@ class LaunchPlan:
 
         * dense (kernels/tensor_cores.cu): the A fragments of its ``ni`` input rows (``na`` registers per lane
           and chunk), shared by the kernel rows of each; the B (weight) fragment of every MMA, ``nb`` words per
-          lane, from L1 or shared memory unless in registers, one read for the MMAs of its ``ir`` x tiles.  Read as vectors from shared memory (K_BSMEM = 2)
+          lane, from L1 or shared memory unless in registers, one read for the MMAs of its ``ir`` lines (x tiles
+          in 2D, inner rows in 3D, whose ni + ir - 1 input rows it loads per slice).  Read as vectors from shared memory (K_BSMEM = 2)
           that is 32·nb words; read word by word from L1 or shared memory, each load's lanes lie nb words apart,
           an nb-way bank conflict (or nb times the L1 lines), 32·nb² words;
         * sparse (kernels/sparse_tensor_cores.cu): the weight fragment of every line and chunk (16 bytes of
@@ -336,10 +337,12 @@ class LaunchPlan:
         shape = self.mma
         na = shape.m * shape.k // (64 if half else 32)
         nb = shape.k // (8 if half else 4)
-        inputs = o["ni"] * o["kch"] * na * word * lanes
+        ir = o.get("ir", 1)
+        lines_in = o["ni"] + ir - 1 if self.dims == 3 else o["ni"] * ir  # 3D: rows shared; 2D: a window per tile
+        inputs = lines_in * o["kch"] * na * word * lanes
         by_word = not o["weights_shared"] or o.get("shared_words", False)
         weights = 0 if o["bregs"] else nb * word * lanes * (nb if by_word else 1)
-        return inputs / (o["rows"] * o["kch"]) + weights / o.get("ir", 1)  # one weight read per x tile's MMA
+        return inputs / (o["rows"] * o["kch"] * ir) + weights / ir  # one weight read per line's MMA
 
     @property
     def inner_rows_per_block(self) -> int:
@@ -825,7 +828,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
-_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) tiles along x per warp, )?"
+_TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) (?:tiles along x|inner rows) per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
                       r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?min (\d+) blocks/SM")
 
@@ -844,7 +847,9 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
                              prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[7]), rowmask=rowmask,
                              l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
-                             shared_words=where == "shared memory", x_tiles=int(m[3] or 1))
+                             shared_words=where == "shared memory",
+                             x_tiles=int(m[3] or 1) if stencil.dims != 3 else None,
+                             inner_rows=int(m[3] or 1) if stencil.dims == 3 else None)
 
 
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
@@ -963,7 +968,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       prefetch: int | None = None, warps: int | None = None, min_blocks: int | None = None,
                       rowmask: int | None = None, l2_prefetch: int | None = None,
                       weights_shared: bool | None = None, shared_words: bool = False,
-                      x_tiles: int | None = None) -> LaunchPlan:
+                      x_tiles: int | None = None, inner_rows: int | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -979,6 +984,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
     ``x_tiles`` (2D): adjacent tiles of m·8 columns per warp, 1, 2 or 4 (K_XT); each weight fragment read
     serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile.
+    ``inner_rows`` (3D): adjacent inner output rows per warp, 1, 2 or 4 (K_IR), the same along y: the warp loads
+    ni + ir - 1 input rows per slice and each weight fragment read serves one MMA per row.
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
@@ -1003,7 +1010,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     na = shape.m * shape.k // (64 if half else 32)
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
-    if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles)):
+    if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles,
+                               inner_rows)):
         entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
@@ -1014,18 +1022,22 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
-        x_tiles = chosen.get("x_tiles")
+        x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
     if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
         raise TcAdvisorError(f"x_tiles = {x_tiles}: a Tensor Core kernel warp computes 1 tile along x, "
                              "or 2 or 4 in 2D")
+    if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and d != 3)):
+        raise TcAdvisorError(f"inner_rows = {inner_rows}: a Tensor Core kernel warp computes 1 inner row, "
+                             "or 2 or 4 in 3D")
     xt = int(x_tiles or 1)
+    ir = int(inner_rows or 1)  # at most one of xt and ir is above 1 (2D against 3D)
     warps = 4 if warps is None else int(warps)
     min_blocks = 1 if min_blocks is None else int(min_blocks)
     weights_shared = bool(weights_shared)
     if weights_shared and bregs:
         raise TcAdvisorError("weights_shared reads the weight fragments from shared memory; bregs must be off")
     bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
-    a_regs = ni * kch * na
+    a_regs = (ni + ir - 1) * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
     l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Tensor Core")
     wx, wi = (1, warps) if d == 3 else (warps, 1)
@@ -1035,7 +1047,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     # from shared memory they stay in the loop, but the compiler issues those loads early, as far as registers
     # allow: the 2D runs of kernels-4 kept 0.8-1.3 registers per 32-bit word of them (FP64 to the 255 cap), 3D
     # FP32/FP64 fewer (0.1-0.2); counted like weights in registers, the estimate errs towards fewer warps.
-    live = (((max(ns - 1, 1) + 2) * nc * words + a_regs * (1 + prefetch) * words) * xt
+    live = ((max(ns - 1, 1) + 2) * nc * words * xt * ir + a_regs * (1 + prefetch) * words * xt
             + b_regs * words * (1 if bregs or weights_shared else 2))
     permuted = precision == "fp64" or half
     mask = (1 << (ns * ni)) - 1 if rowmask is None else rowmask
@@ -1049,6 +1061,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_L2PF", l2_prefetch),)
     if xt > 1:
         defines += (("K_XT", xt),)
+    if ir > 1:
+        defines += (("K_IR", ir),)
     # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
     # scan measured 0-7 % faster there (validation/results/h100-sxm-2026-11-26/tc-vectors).
     shared_words = bool(weights_shared and (shared_words or nb == 1))
@@ -1063,7 +1077,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
-                               "shared_words": shared_words, "ir": xt})
+                               "shared_words": shared_words, "ir": xt * ir})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

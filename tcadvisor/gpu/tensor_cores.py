@@ -106,7 +106,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False,
-                 x_tiles: int | None = None):
+                 x_tiles: int | None = None, inner_rows: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -136,7 +136,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.plan = plans.plan_tensor_cores(stencil, fuse, precision, self.shape, bregs=bregs, prefetch=prefetch,
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
                                             l2_prefetch=l2_prefetch, weights_shared=weights_shared,
-                                            shared_words=shared_words, x_tiles=x_tiles)
+                                            shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -152,7 +152,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.l2_prefetch = plan.options["l2_prefetch"]
         self.weights_shared = plan.options["weights_shared"]
         self.shared_words = plan.options["shared_words"]
-        self.x_tiles = plan.options["ir"]
+        self.lines = plan.options["ir"]  # x tiles (1D/2D) or inner rows (3D) per warp
         self.smem = plan.smem
         self.min_blocks = plan.options["min_blocks"]
         self.vector_loads = bool(vector_loads)
@@ -242,7 +242,8 @@ class TensorCoreKernel(MatrixUnitKernel):
     def describe(self) -> str:
         return (f"{self.shape} {self.precision.upper()}, α = {self.alpha} ({float(self.alpha):.3f}), "
                 f"{self.kch} K-chunk(s) x {self.nonzero_rows} kernel rows, {self.wx * self.wi} warps/block, "
-                + (f"{self.x_tiles} tiles along x per warp, " if self.x_tiles > 1 else "")
+                + (f"{self.lines} {'inner rows' if self.stencil.dims == 3 else 'tiles along x'} per warp, "
+                   if self.lines > 1 else "")
                 + f"weights in {'registers' if self.bregs else self._shared_text() if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
