@@ -134,7 +134,7 @@ def test_alpha_paper_means_the_papers_model_and_says_so():
 
 def test_refined_scenario_words_follow_r_itself():
     """Under the refined model the paper's 'R ≤ 1 in scenario 2' does not hold; the text follows R."""
-    adv = advise("Star-3D1R", "float", H100, fuse=2)
+    adv = advise("Box-3D1R", "float", H100, fuse=2)
     tc = unit(adv, "tensor_core")
     assert tc.scenario == 2 and tc.speedup > 1
     assert f"R = P_TC/P_CC = {tc.speedup:.3g}: Tensor Cores win" in tc.decision and "≤ 1" not in tc.decision
@@ -159,7 +159,7 @@ def test_no_interval_recorded_shows_none(monkeypatch):
 
 def test_interval_shown_with_each_refined_prediction(monkeypatch):
     _intervals(monkeypatch, 0.9, 1.1)
-    adv = advise("Star-3D1R", "float", H100)
+    adv = advise("Star-2D3R", "float", H100)
     sp = unit(adv, "sparse_tensor_core")
     assert sp.interval_range() == pytest.approx((0.9 * sp.gstencils, 1.1 * sp.gstencils))
     row = next(line for line in format_advice(adv).splitlines() if line.startswith("Sparse Tensor Cores "))
@@ -170,9 +170,9 @@ def test_interval_shown_with_each_refined_prediction(monkeypatch):
     js = next(o for o in advice_dict(adv)["options"] if o["unit"] == "sparse_tensor_core")["interval"]
     assert js["low"] == pytest.approx(0.9 * sp.gstencils) and js["high"] == pytest.approx(1.1 * sp.gstencils)
     assert js["level"] == 0.8
-    # with ±10 % the winner and the runner-up are apart (the refit's CUDA cores 827 at t = 5, Tensor Cores 400)
+    # with ±10 % the winner and the runner-up are apart (2026-11-27: CUDA cores 745, Tensor Cores 354)
     assert "Too close" not in adv.verdict_text and advice_dict(adv)["verdict"]["too_close"] is False
-    base = advise("Star-3D1R", "float", H100, model="base")
+    base = advise("Star-2D3R", "float", H100, model="base")
     assert all(o.interval is None for o in base.options)  # the base model is a bound, not a prediction
 
 
