@@ -246,5 +246,5 @@ def test_a_recommendation_with_a_far_larger_error_bound_says_so():
     assert m and int(m.group(1)) == adv.verdict.fuse
     other = next(o for o in adv.options if o.label == m.group(3))
     assert int(m.group(2)) == round(expected_error(adv, adv.verdict)[0] / expected_error(adv, other)[0])
-    quiet = advise("Box-3D1R", "float", h100, fuse=2)
+    quiet = advise("Star-2D3R", "float", h100, fuse=2)
     assert quiet.at_fuse.unit == "cuda_core" and "The recommended" not in accuracy_line(quiet)

@@ -338,8 +338,12 @@ def test_tensor_core_defaults_follow_the_measured_table(fake_gpu):
     deep = make_kernel(st2, prof, 6, "double", default_weights(st2, 0))
     assert (deep.weights_shared, deep.prefetch, deep.smem) == (True, 1, deep.plan.smem) and deep.smem > 0
     assert "weights in shared memory" in deep.describe()
-    tf32 = make_kernel(st3, prof, 2, "float", default_weights(st3, 0))  # the knobs lost here: plain L1 weights
-    assert (tf32.weights_shared, tf32.bregs, tf32.l2_prefetch) == (False, False, 0)
+    tf32 = make_kernel(st3, prof, 2, "float", default_weights(st3, 0))  # 2 inner rows, shared weights, no prefetch
+    assert (tf32.weights_shared, tf32.bregs, tf32.l2_prefetch, tf32.prefetch, tf32.lines) == (True, False, 0, 0, 2)
+    assert "2 inner rows per warp" in tf32.describe()
+    half = make_kernel(st2, prof, 5, "half", default_weights(st2, 0))  # 4 x tiles of 128 columns per warp
+    assert (half.lines, half.tile_x, half.weights_shared) == (4, 512, True)
+    assert "4 tiles along x per warp" in half.describe()
     knob = make_kernel(st2, prof, 3, "double", default_weights(st2, 0), options={"warps": 4})
     assert (knob.l2_prefetch, knob.weights_shared) == (0, False)
     other = make_kernel(st2, prof, 3, "double", default_weights(st2, 0), mma=MmaShape.parse("m16n8k8"))  # not measured
