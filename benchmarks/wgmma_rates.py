@@ -28,38 +28,21 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tcadvisor.validate import calibrate as cal  # noqa: E402
 from tcadvisor.validate.instructions import MMA_BENCHMARKS  # noqa: E402
-from tcadvisor.validate.wgmma import N_VALUES, WgmmaBenchmark, step_source  # noqa: E402
+from tcadvisor.validate.wgmma import N_VALUES, WgmmaBenchmark  # noqa: E402
 
-SEED_WORDS = {"tf32": 0x3C800000, "fp16": 0x24002400, "bf16": 0x3C803C80}  # 1/64, as calibrate's mma
-
-
-def compile_wgmma(bench: WgmmaBenchmark, chains: int, wg: int, wait: int, unroll: int, smem: int):
-    from tcadvisor.validate.arch_module import arch_module
-
-    defines = (("CAL_CHAINS", chains), ("CAL_UNROLL", unroll), ("CAL_WG", wg),
-               ("CAL_WAIT", wait), ("CAL_SMEM", smem))
-    mod = arch_module("calibrate_wgmma.cu", defines, step_source(bench), "sm_90a")
-    return mod.get_function("cal_wgmma")
-
-
-def time_wgmma(cp, bench, chains, wg, wait, unroll, settings):
-    import numpy as np
+def time_wgmma(cp, bench, chains, wg, wait, settings):
+    """calibrate's own measurement (tcadvisor.validate.calibrate.measure_wgmma) at these issue settings, and what the
+    compiled kernel reports."""
     from tcadvisor.gpu.backend import blocks_per_sm, device_info
 
-    smem = 40960
-    kernel = compile_wgmma(bench, chains, wg, wait, unroll, smem)
-    threads = 128 * wg
-    per_sm = blocks_per_sm(kernel, threads, smem)
+    m = cal.measure_wgmma(cp, bench, settings, chains, wg, wait)
+    kernel = cal.wgmma_kernel(bench, chains, wg, wait)  # the module measure_wgmma compiled (cached)
+    per_sm = blocks_per_sm(kernel, 128 * wg, cal.WGMMA_SMEM)
     blocks = device_info()["sms"] * per_sm
-    seed = cp.full(16, SEED_WORDS[bench.precision], dtype=cp.uint32)
-    out = cp.empty(blocks * threads, dtype=cp.float64)
-    per_iter = blocks * wg * chains * bench.flops_per_instruction
-    iters, times, value, _ = cal._run_rate(
-        cp, lambda n: kernel((blocks,), (threads,), (seed, np.uint32(0x44444444), np.int32(n), out), shared_mem=smem),
-        unroll * 8, per_iter, settings)
-    return {"rate_tflops": value / 1e12, "blocks": blocks, "blocks_per_sm": per_sm, "regs": kernel.num_regs,
-            "local_bytes": kernel.local_size_bytes, "iters": iters, "median_s": sorted(times)[len(times) // 2],
-            "log": kernel.log}
+    return {"rate_tflops": m.value / 1e12, "blocks": blocks, "blocks_per_sm": per_sm, "regs": kernel.num_regs,
+            "local_bytes": kernel.local_size_bytes,
+            "iters": round(m.work / (blocks * wg * chains * bench.flops_per_instruction)),
+            "median_s": sorted(m.seconds)[len(m.seconds) // 2], "log": kernel.log}
 
 
 def main() -> int:
@@ -103,7 +86,7 @@ def main() -> int:
                     for wait in (0, 1):
                         unroll = max(1, 8 // chains)  # divides the loop trips (multiples of 8)
                         try:
-                            r = time_wgmma(cp, bench, chains, wg, wait, unroll, settings)
+                            r = time_wgmma(cp, bench, chains, wg, wait, settings)
                         except Exception as exc:  # noqa: BLE001 - record and go on
                             print(f"scan N={n} chains={chains} wg={wg} wait={wait}: {exc}", flush=True)
                             continue
@@ -136,7 +119,7 @@ def main() -> int:
                     bench = WgmmaBenchmark(precision, n, sparse, a_shared)
                     chains, wg, wait, unroll = setting(n)
                     try:
-                        r = time_wgmma(cp, bench, chains, wg, wait, unroll, settings)
+                        r = time_wgmma(cp, bench, chains, wg, wait, settings)
                     except Exception as exc:  # noqa: BLE001
                         print(f"{bench.label}: {exc}", flush=True)
                         rows.append({"instruction": "wgmma.sp" if sparse else "wgmma", "precision": precision,

@@ -163,6 +163,23 @@ def _bandwidth(path: Path, raw: Any, sources: Mapping[str, str], schema: int) ->
     return _rate(path, "bandwidth", raw, sources, BANDWIDTH_UNITS[unit])
 
 
+def _shape(path: Path, where: str, text: Any) -> MmaShape:
+    """A shape key (``m16n8k8``), or the one-line error naming where it is."""
+    try:
+        return MmaShape.parse(str(text))
+    except TcAdvisorError as exc:
+        raise _fail(path, where, str(exc)) from None
+
+
+def _mma_precision(path: Path, where: str, unit: str, precision: str, peaks: Mapping[str, Mapping[str, Rate]],
+                   what: str) -> None:
+    """A precision listed under an MMA unit outside ``peak``: known, and given a rate under ``peak.<unit>``."""
+    if precision not in PRECISIONS:
+        raise _fail(path, where, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
+    if precision not in peaks.get(unit, {}):
+        raise _fail(path, where, f"{what} for a precision with no rate under peak.{unit}")
+
+
 def _instructions(path: Path, where: str, unit: str, raw: Any, headline_value: float,
                   sources: Mapping[str, str]):
     """The shapes listed under one precision, the rates that are the shapes' own, and listing sources."""
@@ -176,10 +193,7 @@ def _instructions(path: Path, where: str, unit: str, raw: Any, headline_value: f
     cited: dict[MmaShape, str] = {}
     for text, entry in raw.items():
         here = f"{where}.{text}"
-        try:
-            shape = MmaShape.parse(str(text))
-        except TcAdvisorError as exc:
-            raise _fail(path, here, str(exc)) from None
+        shape = _shape(path, here, text)
         if shape in shapes:
             raise _fail(path, here, f"{shape} is listed twice")
         shapes.append(shape)
@@ -221,18 +235,12 @@ def _warpgroup_mma(path: Path, raw: Any, sources: Mapping[str, str], peaks: Mapp
             raise _fail(path, here, "expected a mapping of precision -> shape -> {value, source}")
         for precision, per_shape in per_precision.items():
             there = f"{here}.{precision}"
-            if precision not in PRECISIONS:
-                raise _fail(path, there, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
-            if precision not in peaks.get(unit, {}):
-                raise _fail(path, there, f"a warpgroup rate for a precision with no rate under peak.{unit}")
+            _mma_precision(path, there, unit, precision, peaks, "a warpgroup rate")
             if not isinstance(per_shape, Mapping) or not per_shape:
                 raise _fail(path, there, "expected a mapping of shape (m64nNkK) -> {value, source}")
             for text, entry in per_shape.items():
                 at = f"{there}.{text}"
-                try:
-                    shape = MmaShape.parse(str(text))
-                except TcAdvisorError as exc:
-                    raise _fail(path, at, str(exc)) from None
+                shape = _shape(path, at, text)
                 if shape.m != 64:
                     raise _fail(path, at, "a warpgroup instruction has M = 64 (m64nNkK)")
                 if not isinstance(entry, Mapping) or "value" not in entry:
@@ -299,10 +307,7 @@ def _mma_shapes_v1(path: Path, raw: Any, peaks: Mapping[str, Mapping[str, Rate]]
         shapes[unit] = {}
         for precision, listed in per_precision.items():
             where = f"mma_shapes.{unit}.{precision}"
-            if precision not in PRECISIONS:
-                raise _fail(path, where, f"unknown precision; expected one of {', '.join(PRECISIONS)}")
-            if precision not in peaks.get(unit, {}):
-                raise _fail(path, where, f"shapes given for a precision with no rate under peak.{unit}")
+            _mma_precision(path, where, unit, precision, peaks, "shapes given")
             if not isinstance(listed, list) or not listed:
                 raise _fail(path, where, "expected a non-empty list such as [m16n8k8]")
             try:

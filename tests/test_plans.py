@@ -315,3 +315,25 @@ def test_3d_planner_takes_fewer_rows_where_the_first_tile_spills():
     assert table[(first.source, plans.defines_key(first.defines))][1] > 100
     chosen = plans.plan_cuda_cores(Stencil.box(3, 2), 3, "fp32")
     assert (chosen.options["v"], chosen.tile["y"], chosen.threads) == (4, 16, 256)
+
+
+@pytest.mark.parametrize("plan, dims, knobs, message", [
+    ("tensor_cores", 3, {"x_tiles": 2}, "x_tiles = 2: a Tensor Core kernel warp computes 1 tile along x, or 2 or 4 in 2D"),
+    ("tensor_cores", 2, {"inner_rows": 4}, "inner_rows = 4: a Tensor Core kernel warp computes 1 inner row, or 2 or 4 in 3D"),
+    ("tensor_cores", 2, {"x_tiles": 3}, "x_tiles = 3: a Tensor Core kernel warp computes 1 tile along x"),
+    ("sparse_tensor_cores", 2, {"inner_rows": 2}, "inner_rows = 2: a sparse kernel warp computes 1 inner row"),
+    ("sparse_tensor_cores", 3, {"x_tiles": 4}, "x_tiles = 4: a sparse kernel warp computes 1 tile along x"),
+])
+def test_lines_per_warp_beyond_what_the_kernels_take_are_refused_in_one_line(plan, dims, knobs, message):
+    from tcadvisor.mma import MmaShape
+    from tcadvisor.stencil import Stencil
+
+    st = Stencil.box(dims, 1)
+    with pytest.raises(TcAdvisorError) as err:
+        if plan == "tensor_cores":
+            plans.plan_tensor_cores(st, 1, "fp16", MmaShape.parse("m16n8k16"), **knobs)
+        else:
+            plans.plan_sparse_tensor_cores(st, 1, "fp16", **knobs)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+    assert plans.lines_per_warp(dims, None, None, "any") == 1
+    assert plans.lines_per_warp(2, 4, None, "any") == 4 and plans.lines_per_warp(3, 1, 2, "any") == 2

@@ -189,31 +189,23 @@ def test_a_row_left_out_of_the_mask_is_caught(host_tc):
     assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
-def test_a_wrong_x_tile_step_is_caught(host_tc):
-    """The dense kernel compiled with its second x tile's inputs read 8 columns short of TILE_X: the check fails
-    (the x-tile offsets are what the host test verifies, not only the first tile)."""
-    st = Stencil.box(2, 1)
-    kernel = host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)), x_tiles=2)
-    x = data((1, 13, 150), "half")
+@pytest.mark.parametrize("stencil, shape3, knobs, right, wrong", [
+    # the second x tile's inputs read 8 columns short of TILE_X
+    (Stencil.box(2, 1), (1, 13, 150), {"x_tiles": 2},
+     "LOAD_A1(j_, dst_[x_], x_ * TILE_X)", "LOAD_A1(j_, dst_[x_], x_ * (TILE_X - 8))"),
+    # every inner row multiplying the first row's inputs
+    (Stencil.box(3, 1), (6, 5, 100), {"inner_rows": 2}, "af[x_][a_ + r_][c_]", "af[x_][a_][c_]"),
+], ids=["x tile step", "inner row offset"])
+def test_a_wrong_line_offset_is_caught(host_tc, stencil, shape3, knobs, right, wrong):
+    """The dense kernel compiled with one line's input offset broken: the check fails (the offsets of every line,
+    not only the first, are what the host test verifies)."""
+    kernel = host_tc("tensor_core", stencil, 2, "half", random_weights(stencil.mask(), np.random.default_rng(3)),
+                     **knobs)
+    x = data(shape3, "half")
     assert check(kernel, x, run_sweep(kernel, x)).passed
     source = (data_dir("kernels") / "tensor_cores.cu").read_text()
-    wrong = source.replace("LOAD_A1(j_, dst_[x_], x_ * TILE_X)", "LOAD_A1(j_, dst_[x_], x_ * (TILE_X - 8))")
-    assert wrong != source
+    broken = source.replace(right, wrong)
+    assert broken != source
     kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
-                                              text=wrong).get_function("tc_stream")
-    assert not check(kernel, x, run_sweep(kernel, x)).passed
-
-
-def test_a_wrong_inner_row_is_caught(host_tc):
-    """The dense 3D kernel compiled with every inner row multiplying the first row's inputs: the check fails (the
-    rows' input offsets are what the host test verifies)."""
-    st = Stencil.box(3, 1)
-    kernel = host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)), inner_rows=2)
-    x = data((6, 5, 100), "half")
-    assert check(kernel, x, run_sweep(kernel, x)).passed
-    source = (data_dir("kernels") / "tensor_cores.cu").read_text()
-    wrong = source.replace("af[x_][a_ + r_][c_]", "af[x_][a_][c_]")
-    assert wrong != source
-    kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
-                                              text=wrong).get_function("tc_stream")
+                                              text=broken).get_function("tc_stream")
     assert not check(kernel, x, run_sweep(kernel, x)).passed

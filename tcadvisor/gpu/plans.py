@@ -957,6 +957,17 @@ def _mask_defines(name: str, mask: int, rows: int) -> tuple:
     return defines
 
 
+def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str) -> int:
+    """Output lines one Tensor Core warp computes (both kernels' K_IR / K_XT): ``x_tiles`` adjacent tiles along x
+    in 2D, ``inner_rows`` adjacent inner rows in 3D, 1, 2 or 4 (None: 1); anything else is refused in one line
+    naming ``kernel``."""
+    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and dims != 2)):
+        raise TcAdvisorError(f"x_tiles = {x_tiles}: {kernel} warp computes 1 tile along x, or 2 or 4 in 2D")
+    if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and dims != 3)):
+        raise TcAdvisorError(f"inner_rows = {inner_rows}: {kernel} warp computes 1 inner row, or 2 or 4 in 3D")
+    return int((inner_rows if dims == 3 else x_tiles) or 1)
+
+
 def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
     """Non-empty kernel rows (2D) or lines (3D: a row of a plane) of the t-step fused stencil."""
     from ..transforms.support import fused_support
@@ -1023,14 +1034,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
         x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
-    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
-        raise TcAdvisorError(f"x_tiles = {x_tiles}: a Tensor Core kernel warp computes 1 tile along x, "
-                             "or 2 or 4 in 2D")
-    if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and d != 3)):
-        raise TcAdvisorError(f"inner_rows = {inner_rows}: a Tensor Core kernel warp computes 1 inner row, "
-                             "or 2 or 4 in 3D")
-    xt = int(x_tiles or 1)
-    ir = int(inner_rows or 1)  # at most one of xt and ir is above 1 (2D against 3D)
+    lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel")
+    xt, ir = (lines, 1) if d != 3 else (1, lines)
     warps = 4 if warps is None else int(warps)
     min_blocks = 1 if min_blocks is None else int(min_blocks)
     weights_shared = bool(weights_shared)
@@ -1133,13 +1138,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if aregs and weights_shared:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
                              "or in shared memory, not both")
-    if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and d != 3)):
-        raise TcAdvisorError(f"inner_rows = {inner_rows}: a sparse kernel warp computes 1 inner row, "
-                             "or 2 or 4 in 3D")
-    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and d != 2)):
-        raise TcAdvisorError(f"x_tiles = {x_tiles}: a sparse kernel warp computes 1 tile along x, "
-                             "or 2 or 4 in 2D")
-    ir = int((inner_rows if d == 3 else x_tiles) or 1)  # beyond 1 only where the checks above allow it
+    ir = lines_per_warp(d, x_tiles, inner_rows, "a sparse kernel")
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
     aregs = bool(aregs)

@@ -209,6 +209,8 @@ class ClockSampler:
 
 
 UNROLL = 8  # CAL_UNROLL: loop trips are a multiple of it
+#: The 32-bit word every MMA benchmark's operands are filled with: 1/64 in each precision (pairs of halves).
+SEED_WORDS = {"tf32": 0x3C800000, "fp16": 0x24002400, "bf16": 0x3C803C80}
 
 
 def scaled_iterations(probe_iters: int, probe_seconds: float, target_seconds: float, limit: int = 2**30) -> int:
@@ -502,7 +504,7 @@ def measure_mma(cp, bench: MmaBenchmark, settings: Settings, notes: list[str]) -
     if bench.precision == "fp64":
         seed = cp.full(16, 1.0 / 64, dtype=cp.float64)
     else:
-        word = {"tf32": 0x3C800000, "fp16": 0x24002400, "bf16": 0x3C803C80}[bench.precision]  # 1/64
+        word = SEED_WORDS[bench.precision]
         seed = cp.full(16, word, dtype=cp.uint32)
     meta = np.uint32(0x44444444)  # positions {0, 1} of every group: valid and ordered
     out = cp.empty(blocks * threads, dtype=cp.float64)
@@ -523,30 +525,41 @@ WGMMA_WARPGROUPS, WGMMA_WAIT = 2, 1
 WGMMA_SMEM = 40960  # bytes of shared memory for B (and A) per block: kernels/calibrate_wgmma.cu's CAL_SMEM
 
 
-def measure_wgmma(cp, bench: WgmmaBenchmark, settings: Settings) -> Measured:
-    """One warpgroup instruction's rate (kernels/calibrate_wgmma.cu ``cal_wgmma``, compiled for sm_90a)."""
+def wgmma_chains(bench: WgmmaBenchmark) -> int:
+    """Accumulator tiles per warpgroup: two, one from N = 128 on (two would not fit in the registers)."""
+    return 2 if bench.n <= 64 else 1
+
+
+def wgmma_kernel(bench: WgmmaBenchmark, chains: int, warpgroups: int = WGMMA_WARPGROUPS, wait: int = WGMMA_WAIT):
+    """``cal_wgmma`` for ``bench`` (kernels/calibrate_wgmma.cu after its instruction, compiled for sm_90a; cached)."""
+    from .arch_module import arch_module
+
+    defines = (("CAL_CHAINS", chains), ("CAL_UNROLL", UNROLL // chains), ("CAL_WG", warpgroups),
+               ("CAL_WAIT", wait), ("CAL_SMEM", WGMMA_SMEM))
+    return arch_module("calibrate_wgmma.cu", defines, step_source(bench), "sm_90a").get_function("cal_wgmma")
+
+
+def measure_wgmma(cp, bench: WgmmaBenchmark, settings: Settings, chains: int | None = None,
+                  warpgroups: int = WGMMA_WARPGROUPS, wait: int = WGMMA_WAIT) -> Measured:
+    """One warpgroup instruction's rate; ``chains``, ``warpgroups`` and ``wait`` are calibrate's settings
+    unless a scan (benchmarks/wgmma_rates.py) names others."""
     import numpy as np
 
     from ..gpu.backend import blocks_per_sm, device_info
-    from .arch_module import arch_module
 
-    chains = 2 if bench.n <= 64 else 1
-    unroll = UNROLL // chains
-    defines = (("CAL_CHAINS", chains), ("CAL_UNROLL", unroll), ("CAL_WG", WGMMA_WARPGROUPS),
-               ("CAL_WAIT", WGMMA_WAIT), ("CAL_SMEM", WGMMA_SMEM))
-    kernel = arch_module("calibrate_wgmma.cu", defines, step_source(bench), "sm_90a").get_function("cal_wgmma")
-    threads = 128 * WGMMA_WARPGROUPS
+    chains = wgmma_chains(bench) if chains is None else chains
+    kernel = wgmma_kernel(bench, chains, warpgroups, wait)
+    threads = 128 * warpgroups
     blocks = device_info()["sms"] * blocks_per_sm(kernel, threads, WGMMA_SMEM)
-    word = {"tf32": 0x3C800000, "fp16": 0x24002400, "bf16": 0x3C803C80}[bench.precision]  # 1/64
-    seed = cp.full(16, word, dtype=cp.uint32)
+    seed = cp.full(16, SEED_WORDS[bench.precision], dtype=cp.uint32)
     out = cp.empty(blocks * threads, dtype=cp.float64)
-    per_iter = blocks * WGMMA_WARPGROUPS * chains * bench.flops_per_instruction
+    per_iter = blocks * warpgroups * chains * bench.flops_per_instruction
     iters, times, value, window = _run_rate(
         cp, lambda n: kernel((blocks,), (threads,), (seed, np.uint32(0x44444444), np.int32(n), out),
                              shared_mem=WGMMA_SMEM), 64, per_iter, settings)
     kind = "wgmma.sp" if bench.sparse else "wgmma"
     detail = (f"{kind}, A in {'shared memory' if bench.a_shared else 'registers'}, {blocks} blocks x "
-              f"{WGMMA_WARPGROUPS} warpgroups x {chains} chains x {iters} iterations, median of {len(times)}")
+              f"{warpgroups} warpgroups x {chains} chains x {iters} iterations, median of {len(times)}")
     return Measured(f"{bench.unit}/{bench.precision}/{bench.shape}", bench.label, value, times, per_iter * iters,
                     detail, window=window)
 
