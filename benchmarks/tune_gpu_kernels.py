@@ -610,6 +610,42 @@ def variants_tc_ir():
     return out
 
 
+def variants_sptc_stages(dims):
+    """The Sparse Tensor Core kernel with its input slices staged in shared memory by cp.async (``stages``: 2, 3,
+    4 or 6, in place of the slices ahead in registers), each configuration's other default knobs kept, against its
+    defaults in the same run; in 2D also one x tile per warp with shared-memory weights (167 registers: three
+    blocks per SM) and two tiles with shared-memory weights, both with 3 stages.  Nsight Compute's stall samples of
+    Box-2D1R x7 FP16 (validation/results/h100-sxm-2026-11-27/stalls/) put 12 % of all samples on the move of the
+    slice loaded two slices earlier, waiting for its load (and the next slice's)."""
+    from tcadvisor.gpu import defaults
+
+    chosen = defaults.measured().sptc
+    l2 = defaults.measured().sptc_l2
+    out = []
+    g2, g3 = "10240x10240", "512x512x512"
+    cases = ([("Box-2D1R", range(1, 8)), ("Box-2D2R", (1, 2, 3)), ("Box-2D3R", (1, 2))] if dims == 2 else
+             [("Box-3D1R", (1, 2, 3, 4)), ("Star-3D1R", (1, 2, 3)), ("Box-3D2R", (1,))])
+    for dtype, prec in (("half", "fp16"), ("float", "tf32")):
+        for name, depths in cases:
+            st = parse_stencil(name)
+            for t in depths:
+                R = st.radius * t
+                base = dict(chosen.get((dims, prec, R)) or {})
+                if not base and dims == 2:
+                    base = {"l2_prefetch": l2.get((2, prec, R), 0)}
+                base.pop("prefetch", None)
+                grid = g2 if dims == 2 else g3
+                out.append((name, dtype, grid, "sparse_tensor_core", t, None, {}))
+                for n in (2, 3, 4, 6):
+                    out.append((name, dtype, grid, "sparse_tensor_core", t, None, dict(base, prefetch=0, stages=n)))
+                if dims == 2:
+                    for xt in (1, 2):
+                        out.append((name, dtype, grid, "sparse_tensor_core", t, None,
+                                    {"x_tiles": xt, "weights_shared": True, "prefetch": 0, "stages": 3,
+                                     "l2_prefetch": base.get("l2_prefetch", 0)}))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -627,6 +663,7 @@ SCANS = {
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
+    "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),
 }
 
 

@@ -49,7 +49,8 @@
 // lines, whose weight fragments are copied into shared memory once per block and read from there before
 // each use; 0 or absent: not in shared memory),
 // K_IR (optional: output lines per warp, 1, 2 or 4, default 1; in 3D adjacent inner rows, in 1D/2D adjacent
-// tiles of TILE_X columns along x).
+// tiles of TILE_X columns along x), K_BSTAGES (optional, 2-8; 0 or absent: none, and with it K_PF must be 0): input
+// slices staged in shared memory by cp.async, K_BSTAGES - 1 of them in flight while one is multiplied.
 //
 // Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
 // from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
@@ -60,6 +61,12 @@
 // rows loaded per slice for two output rows instead of 2 NI.  In 1D/2D there is no inner axis and a warp's
 // IR lines are IR adjacent x tiles: each weight fragment read still serves IR MMAs (the lines' inputs are
 // disjoint windows, IR per slice), at the price of IR sets of pending accumulators.
+// Why K_BSTAGES: slices loaded ahead into registers (K_PF) are moved into place at every slice, and a move of a
+// register whose load is still in flight waits for it -- and, the loads sharing a scoreboard, for the later
+// slice's loads too: Nsight Compute's stall samples of Box-2D1R x7 FP16 (K_PF 2) put 12 % of all samples on the
+// first of those moves (long scoreboard), so the prefetch reached one slice ahead, not two.  cp.async copies into
+// per-warp stages of shared memory are waited for by group (cp.async.wait_group), which waits for none of the
+// later ones, and the odd lanes read their neighbour's half of the window from its stage instead of by shuffle.
 
 #define PREC K_PREC
 #define R K_R
@@ -95,6 +102,16 @@
 #define IR K_IR
 #if IR != 1 && IR != 2 && IR != 4
 #error "K_IR: a warp computes 1, 2 or 4 inner rows"
+#endif
+#ifndef K_BSTAGES
+#define K_BSTAGES 0
+#endif
+#define BSTAGES K_BSTAGES
+#if BSTAGES != 0 && (BSTAGES < 2 || BSTAGES > 8)
+#error "K_BSTAGES: 2 to 8 stages of input slices in shared memory"
+#endif
+#if BSTAGES && PF
+#error "K_BSTAGES stages the slices ahead in shared memory; K_PF (slices ahead in registers) must be 0"
 #endif
 #define NROWS_IN (NI + IR - 1)  // input rows (1D/2D: x tiles) per slice a warp loads
 #define X_LINES (NI == 1)       // 1D/2D: the IR lines of a warp lie along x, TILE_X columns apart
@@ -278,37 +295,64 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
 // the grid (an inner extent not a multiple of IR) their last input rows would be past the ghost rows, so row
 // offsets stop at ``last`` (those rows' results are computed and not stored).  In 1D/2D ``pitch_i`` is the
 // step between the warp's x tiles (TILE_X) and ``last`` the last tile that starts inside the grid.
+// Unaligned field: every lane loads its own elements.
+__device__ __forceinline__ uint4 load_unaligned(const real* p) {
+    uint4 w;
+#if PREC == 0
+    w.x = __float_as_uint(__ldg(p)); w.y = __float_as_uint(__ldg(p + 1));
+    w.z = __float_as_uint(__ldg(p + 2)); w.w = __float_as_uint(__ldg(p + 3));
+#else
+    w.x = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 16);
+    w.y = (unsigned)__ldg(p + 2) | ((unsigned)__ldg(p + 3) << 16);
+    w.z = (unsigned)__ldg(p + 4) | ((unsigned)__ldg(p + 5) << 16);
+    w.w = (unsigned)__ldg(p + 6) | ((unsigned)__ldg(p + 7) << 16);
+#endif
+    return w;
+}
+
+// Input row offset a of a slice (see fetch_b): rows past ``last`` are clamped to it.
+__device__ __forceinline__ int row_offset(int a, int last) {
+#if IR > 1
+    return min(a - RI, last);
+#else
+    (void)last;
+    return a - RI;
+#endif
+}
+
 __device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
                                         int t4, int g, bool vec, int last) {
     const bool from_next = (t4 & 1) && g < 7;
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
-#if IR > 1
-        const int off = min(a - RI, last);
-#else
-        const int off = a - RI;
-        (void)last;
-#endif
+        const int off = row_offset(a, last);
 #pragma unroll
         for (int kc = 0; kc < KC; ++kc) {
             const real* p = row + (long long)off * pitch_i + START(t4, kc);
             uint4 w = make_uint4(0u, 0u, 0u, 0u);
             if (vec) {
                 if (!from_next) w = __ldg(reinterpret_cast<const uint4*>(p));
-            } else {  // unaligned field: every lane loads its own elements
-#if PREC == 0
-                w.x = __float_as_uint(__ldg(p)); w.y = __float_as_uint(__ldg(p + 1));
-                w.z = __float_as_uint(__ldg(p + 2)); w.w = __float_as_uint(__ldg(p + 3));
-#else
-                w.x = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 16);
-                w.y = (unsigned)__ldg(p + 2) | ((unsigned)__ldg(p + 3) << 16);
-                w.z = (unsigned)__ldg(p + 4) | ((unsigned)__ldg(p + 5) << 16);
-                w.w = (unsigned)__ldg(p + 6) | ((unsigned)__ldg(p + 7) << 16);
-#endif
+            } else {
+                w = load_unaligned(p);
             }
             raw[a][kc] = w;
         }
     }
+}
+
+// One B fragment from the lane's window vector.
+__device__ __forceinline__ void to_frag(unsigned (&f)[4], uint4 w, int t4) {
+#if PREC == 0
+    // odd lanes hold the other column of each swapped pair: element e is float e ^ 1
+    const bool odd = t4 & 1;
+    f[0] = to_tf32(__uint_as_float(odd ? w.y : w.x));
+    f[1] = to_tf32(__uint_as_float(odd ? w.x : w.y));
+    f[2] = to_tf32(__uint_as_float(odd ? w.w : w.z));
+    f[3] = to_tf32(__uint_as_float(odd ? w.z : w.w));
+#else
+    (void)t4;
+    f[0] = w.x; f[1] = w.y; f[2] = w.z; f[3] = w.w;
+#endif
 }
 
 __device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4 (&raw)[NROWS_IN][KC], int t4,
@@ -317,21 +361,68 @@ __device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const ui
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
 #pragma unroll
-        for (int kc = 0; kc < KC; ++kc) {
-            const uint4 w = shared_half(raw[a][kc], from_next);
-#if PREC == 0
-            // odd lanes hold the other column of each swapped pair: element e is float e ^ 1
-            const bool odd = t4 & 1;
-            bf[a][kc][0] = to_tf32(__uint_as_float(odd ? w.y : w.x));
-            bf[a][kc][1] = to_tf32(__uint_as_float(odd ? w.x : w.y));
-            bf[a][kc][2] = to_tf32(__uint_as_float(odd ? w.w : w.z));
-            bf[a][kc][3] = to_tf32(__uint_as_float(odd ? w.z : w.w));
+        for (int kc = 0; kc < KC; ++kc) to_frag(bf[a][kc], shared_half(raw[a][kc], from_next), t4);
+    }
+}
+
+#if BSTAGES
+// A stage holds one slice's window vectors of a warp: [NROWS_IN][KC][32 lanes] x 16 bytes.
+#define STAGE_VECS (NROWS_IN * KC * 32)
+__device__ __forceinline__ void copy16_async(uint4* dst, const void* src) {
+#if defined(TCADVISOR_HOST_EMU)
+    emu::cp_async(dst, src, 16, 16);
 #else
-            bf[a][kc][0] = w.x; bf[a][kc][1] = w.y; bf[a][kc][2] = w.z; bf[a][kc][3] = w.w;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 #endif
+}
+__device__ __forceinline__ void commit_copies() {
+#if defined(TCADVISOR_HOST_EMU)
+    emu::cp_async_commit();
+#else
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most N committed groups (the N latest slices) are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_copies() {
+#if defined(TCADVISOR_HOST_EMU)
+    emu::cp_async_wait_group(N);
+#else
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+// One slice into a stage: lanes that take their window's upper half from the neighbour (aligned fields) copy
+// nothing; an unaligned field is loaded element by element and stored (a plain store: visible after __syncwarp).
+__device__ __forceinline__ void stage_b(uint4* stage, const real* row, long long pitch_i, int t4, int g, int lane,
+                                        bool vec, int last) {
+    const bool from_next = (t4 & 1) && g < 7;
+#pragma unroll
+    for (int a = 0; a < NROWS_IN; ++a) {
+        const int off = row_offset(a, last);
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            const real* p = row + (long long)off * pitch_i + START(t4, kc);
+            uint4* d = stage + (a * KC + kc) * 32 + lane;
+            if (vec) {
+                if (!from_next) copy16_async(d, p);
+            } else {
+                *d = load_unaligned(p);
+            }
         }
     }
 }
+// The slice's B fragments from its stage: lane + 3's vector where the window's upper half is the neighbour's.
+__device__ __forceinline__ void read_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4* stage, int t4, int g, int lane,
+                                       bool vec) {
+    const int src = (vec && (t4 & 1) && g < 7) ? lane + 3 : lane;
+#pragma unroll
+    for (int a = 0; a < NROWS_IN; ++a) {
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) to_frag(bf[a][kc], stage[(a * KC + kc) * 32 + src], t4);
+    }
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(32 * WX * WI, MINB)
 sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __restrict__ avals,
@@ -345,10 +436,12 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     const int I = (blockIdx.y * WI + warp / WX) * (X_LINES ? 1 : IR);  // first inner output row (0 in 1D/2D)
     const int S0 = blockIdx.z * slices_per_block;
     const int S1 = min(S0 + slices_per_block, ns);
+#if A_SHARED || BSTAGES
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+#endif
 #if A_SHARED
     // Every warp of the block reads the same fragments: one copy of the non-empty lines per block, before
     // any warp leaves.  Values first (16 bytes per lane), then metadata (4 bytes per lane).
-    extern __shared__ __align__(16) unsigned char smem_raw[];
     uint4* ash = reinterpret_cast<uint4*>(smem_raw);
     unsigned* msh = reinterpret_cast<unsigned*>(ash + A_SLOTS * KC * 32);
     for (int i = threadIdx.x; i < NLINES * KC * 32; i += blockDim.x) {
@@ -449,6 +542,19 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     for (int p = 0; p < L2PF; ++p)
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
+#if BSTAGES
+    // This warp's stages follow the weight fragments (A_SLOTS lines of 20 bytes per lane: a multiple of 16).
+    uint4* stages = reinterpret_cast<uint4*>(smem_raw + (A_SHARED ? A_SLOTS * KC * 32 * 20 : 0))
+                    + warp * (BSTAGES * STAGE_VECS);
+#pragma unroll
+    for (int p = 0; p < BSTAGES - 1; ++p) {
+        if (S0 - RS + p < S1 + RS)
+            stage_b(stages + p * STAGE_VECS, base + (long long)(Gs + S0 - RS + p) * pitch_s, step_i, t4, g, lane,
+                    vec_loads, last);
+        commit_copies();  // one group per slice, empty past the end, so that the count of groups in flight holds
+    }
+    int now = 0, fill = BSTAGES - 1;  // the stage of this slice, and the one slice j + BSTAGES - 1 goes into
+#endif
 #if PF > 0
     uint4 rn[PF][NROWS_IN][KC];  // the next PF slices, raw, in flight while this one is multiplied
 #pragma unroll
@@ -462,7 +568,18 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #if L2PF > 0
         if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
 #endif
-#if PF > 0
+#if BSTAGES
+        __syncwarp();  // every lane has read the stage refilled now (it held slice j - 1)
+        if (j + BSTAGES - 1 < S1 + RS)
+            stage_b(stages + fill * STAGE_VECS, base + (long long)(Gs + j + BSTAGES - 1) * pitch_s, step_i, t4, g,
+                    lane, vec_loads, last);
+        commit_copies();
+        wait_copies<BSTAGES - 1>();  // slice j's group has landed; the later ones may still be in flight
+        __syncwarp();  // and so have the other lanes' copies of it
+        read_b(bf, stages + now * STAGE_VECS, t4, g, lane, vec_loads);
+        now = now + 1 == BSTAGES ? 0 : now + 1;
+        fill = fill + 1 == BSTAGES ? 0 : fill + 1;
+#elif PF > 0
 #pragma unroll
         for (int a = 0; a < NROWS_IN; ++a)
 #pragma unroll
@@ -473,10 +590,11 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
             }
         if (j + PF < S1 + RS)
             fetch_b(rn[PF - 1], base + (long long)(Gs + j + PF) * pitch_s, step_i, t4, g, vec_loads, last);
+        form_b(bf, cur, t4, g, vec_loads);
 #else
         fetch_b(cur, base + (long long)(Gs + j) * pitch_s, step_i, t4, g, vec_loads, last);
-#endif
         form_b(bf, cur, t4, g, vec_loads);
+#endif
 #if !A_IN_REGS && !A_SHARED
         const int z_ = opaque_zero();
         const uint4* abase = avals + lane + z_;
@@ -551,4 +669,7 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
             }
         }
     }
+#if BSTAGES
+    wait_copies<0>();  // only the empty groups past the end are left
+#endif
 }

@@ -368,7 +368,9 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
                        model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1) * lanes})
     else:
         rate = ctx.gpu.instruction_peak(ctx.unit, ctx.precision, plan.mma)
-        prefetch = plan.options["prefetch"]
+        # slices in flight per warp: the one multiplied and those loaded ahead into registers, or the stages in
+        # shared memory (stages - 1 in flight while one is multiplied: as many as a prefetch of stages - 1)
+        prefetch = plan.options["stages"] - 1 if plan.options.get("stages") else plan.options["prefetch"]
         # input rows a warp loads per slice: 3D, the ni + ir - 1 rows of its ir inner rows; 2D, one row (its ir
         # x tiles are in the tile's width already)
         rows_in = plan.options["ni"] + (plan.options.get("ir", 1) - 1 if plan.dims == 3 else 0)

@@ -107,6 +107,14 @@ KNOBS = [
     ("sparse_tensor_core", Stencil.star(2, 1), 2, "float", {"x_tiles": 4}),
     ("sparse_tensor_core", Stencil.box(2, 2), 2, "bfloat16", {"aregs": True, "x_tiles": 2, "l2_prefetch": 1}),
     ("sparse_tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "prefetch": 2}),
+    # Input slices staged in shared memory by cp.async (the emulation lands a copy only at its thread's wait for
+    # the group, so a slice read before its wait, or another lane's half read before the warp's barrier, is the
+    # previous slice or NaN): 2D x tiles, 3D inner rows beside shared-memory weights, TF32, an unaligned field.
+    ("sparse_tensor_core", Stencil.box(2, 1), 7, "half", {"x_tiles": 2, "stages": 4}),
+    ("sparse_tensor_core", Stencil.star(2, 1), 2, "float", {"x_tiles": 4, "stages": 2, "l2_prefetch": 1}),
+    ("sparse_tensor_core", Stencil.box(3, 1), 2, "half", {"weights_shared": True, "inner_rows": 4, "stages": 3}),
+    ("sparse_tensor_core", Stencil.box(3, 1), 1, "float", {"inner_rows": 2, "stages": 5}),
+    ("sparse_tensor_core", Stencil.box(2, 2), 1, "bfloat16", {"stages": 3, "vector_loads": False}),
     # Dense, 2D: two or four x tiles per warp (150 columns: the second tile partial, the third and fourth past the
     # grid, computed on the row's padding and not stored), with weights in registers, L1 and shared memory.
     ("tensor_core", Stencil.box(2, 1), 3, "half", {"x_tiles": 2}),
@@ -209,3 +217,30 @@ def test_a_wrong_line_offset_is_caught(host_tc, stencil, shape3, knobs, right, w
     kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
                                               text=broken).get_function("tc_stream")
     assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+@pytest.mark.parametrize("right, wrong", [
+    # one group too many left in flight: the slice is read before its copies landed
+    ("wait_copies<BSTAGES - 1>();", "wait_copies<BSTAGES>();"),
+    # no barrier after the wait: a lane reads its neighbour's half before the neighbour's copies landed
+    ("        __syncwarp();  // and so have the other lanes' copies of it\n", ""),
+    # the slice refilled into the stage being read
+    ("stage_b(stages + fill * STAGE_VECS,", "stage_b(stages + now * STAGE_VECS,"),
+], ids=["wait one group short", "no warp barrier", "refill the stage in use"])
+def test_a_broken_slice_stage_is_caught(host_tc, right, wrong):
+    """The sparse kernel's shared-memory stages (``stages``) compiled with their synchronisation broken: the check
+    fails, in at least one of the two thread orders the emulation runs (its copies land only at their thread's
+    wait, so a read too early sees the previous slice or NaN)."""
+    st = Stencil.box(2, 1)
+    kernel = host_tc("sparse_tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)),
+                     x_tiles=2, stages=3)
+    x = data((1, 13, 150), "half")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    source = (data_dir("kernels") / "sparse_tensor_cores.cu").read_text()
+    broken = source.replace(right, wrong)
+    assert broken != source
+    kernel.kernel = _host_cuda.compile_module("sparse_tensor_cores.cu", kernel.plan.defines, "sptc_stream",
+                                              text=broken).get_function("sptc_stream")
+    caught = [not check(kernel, x, out).passed or not np.isfinite(from_storage(out, "half")).all()
+              for out in (run_sweep(kernel, x), run_sweep(kernel, x, reverse=True))]
+    assert any(caught)

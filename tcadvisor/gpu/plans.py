@@ -854,7 +854,8 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
 
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
-                        r"(?:L2 prefetch (\d+) slices ahead, )?(\d+) slice\(s\) per trip")
+                        r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
+                        r"(\d+) slice\(s\) per trip")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -863,15 +864,16 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
     weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
     ahead into registers and
-    into L2, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
+    into L2, slices staged in shared memory, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
     rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
     m = _SPTC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
     return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[3] == "registers", prefetch=int(m[4]),
-                                    warps=int(m[1]), linemask=linemask, unroll=int(m[6]),
+                                    warps=int(m[1]), linemask=linemask, unroll=int(m[7]),
                                     l2_prefetch=int(m[5] or 0), weights_shared=m[3] == "shared memory",
+                                    stages=int(m[6] or 0),
                                     inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
                                     x_tiles=int(m[2] or 1) if stencil.dims == 2 else None)
 
@@ -1092,7 +1094,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              prefetch: int | None = None, warps: int = 4, min_blocks: int = 1,
                              linemask: int | None = None, unroll: int | None = None,
                              l2_prefetch: int | None = None, weights_shared: bool | None = None,
-                             inner_rows: int | None = None, x_tiles: int | None = None) -> LaunchPlan:
+                             inner_rows: int | None = None, x_tiles: int | None = None,
+                             stages: int | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1111,6 +1114,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ``x_tiles`` (2D): adjacent tiles of 128 columns per warp, 1, 2 or 4; each weight fragment read serves one
     MMA per tile, and the warp keeps a set of pending accumulators per tile.  Both set the kernel's K_IR (the
     plan's ``ir``: the MMAs one weight-fragment read serves).
+    ``stages``: input slices staged in shared memory by cp.async (2-8; 0 or None: none), ``stages`` - 1 of them
+    in flight while one is multiplied, in place of ``prefetch`` (which must then be 0): a warp's
+    ``ni + ir - 1`` rows of 512 bytes (TF32: 1 KiB) per stage.  Slices ahead in registers are moved into place
+    at every slice and the move waits for the load (kernels/sparse_tensor_cores.cu, "Why K_BSTAGES").
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -1124,7 +1131,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
     kc = chunks(precision)
     a_regs = lines * kc * 5
-    if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles))
+    if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles,
+                                                         stages))
             and (warps, min_blocks) == (4, 1)):
         key = (d, "fp16" if precision == "bf16" else precision, R)
         measured = defaults.measured().sptc.get(key)
@@ -1132,6 +1140,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
             weights_shared, inner_rows = measured.get("weights_shared"), measured.get("inner_rows")
             x_tiles = measured.get("x_tiles")
             prefetch, l2_prefetch = measured.get("prefetch"), measured.get("l2_prefetch", 0)
+            stages = measured.get("stages")
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
     weights_shared = bool(weights_shared)
@@ -1142,6 +1151,15 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     if aregs is None:
         aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
     aregs = bool(aregs)
+    stages = int(stages or 0)
+    if stages and not 2 <= stages <= 8:
+        raise TcAdvisorError(f"stages {stages}: the sparse kernel stages 2 to 8 input slices in shared memory "
+                             "(0: none)")
+    if stages and prefetch:
+        raise TcAdvisorError(f"stages {stages} and prefetch {prefetch}: slices staged in shared memory replace the "
+                             "slices loaded ahead into registers; give prefetch 0")
+    if stages:
+        prefetch = 0
     if prefetch is None:
         # TF32 3D beyond 64 lines (r·t ≥ 4: 9+ inner rows of 8 registers per slice): 2 slices ahead spill
         # (nvcc 13.0, sm_90, Box-3D1R x4: 255 registers and 88 bytes of spill stores; 1 slice: 255, none).
@@ -1159,7 +1177,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # Fragments read from shared memory are loaded a few MMAs ahead, not hoisted out of the loop: they add
     # SPTC_SHARED_AHEAD registers (the median over the compiled scan runs), not a_regs.
     hoisted = SPTC_SHARED_AHEAD if weights_shared else a_regs
-    live = (max(ns - 1, 1) + 2) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted
+    live = (max(ns - 1, 1) + 2) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted  # stages: prefetch 0
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
     defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni))
                + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
@@ -1170,7 +1188,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_ASMEM", lines),)
     if ir > 1:
         defines += (("K_IR", ir),)
+    if stages:
+        defines += (("K_BSTAGES", stages),)
     smem = lines * kc * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
+    smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
     # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
     # lines are ir adjacent tiles along x
     tile_x = L * SEGMENTS * (ir if d == 2 else 1)
@@ -1179,7 +1200,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                       defines, SHAPES[precision], lines * kc,
                       options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
-                               "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir})
+                               "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
+                               "stages": stages})
 
 
 # --------------------------------------------------------------------------- registers

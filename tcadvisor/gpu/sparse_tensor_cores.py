@@ -100,7 +100,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
-                 x_tiles: int | None = None):
+                 x_tiles: int | None = None, stages: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -122,7 +122,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
                                                    unroll=unroll, l2_prefetch=l2_prefetch,
                                                    weights_shared=weights_shared, inner_rows=inner_rows,
-                                                   x_tiles=x_tiles)
+                                                   x_tiles=x_tiles, stages=stages)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -132,9 +132,12 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         self.vector_loads = bool(vector_loads)
         self.weights_shared = self.plan.options["weights_shared"]
         self.inner_rows = self.plan.options["ir"]
+        self.stages = self.plan.options["stages"]
         self.kernel = module("sparse_tensor_cores.cu", self.plan.defines).get_function("sptc_stream")
         self.smem = self.plan.smem
-        use_shared_memory(self.kernel, self.smem, device_info(), "weights_shared")
+        use_shared_memory(self.kernel, self.smem, device_info(),
+                          "weights_shared and stages" if self.weights_shared and self.stages
+                          else "stages" if self.stages else "weights_shared")
         self.threads = 32 * self.wx * self.wi
         self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
 
@@ -209,6 +212,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                 + f"weights in {'registers' if self.aregs else 'shared memory' if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
+                + (f"{self.stages} stages in shared memory, " if self.stages else "")
                 + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
 
 

@@ -44,9 +44,11 @@ struct Thread {
     dim3 idx;
     bool done = false;
     char* stack = nullptr;
-    // cp.async: copies issued and not yet waited for (destination, source, bytes, source bytes)
-    struct Copy { void* dst; const void* src; unsigned bytes, src_bytes; };
+    // cp.async: copies issued and not yet waited for (destination, source, bytes, source bytes, the group
+    // cp.async.commit_group closed them into: ``committed`` while still open)
+    struct Copy { void* dst; const void* src; unsigned bytes, src_bytes; unsigned long long group; };
     std::vector<Copy> pending;
+    unsigned long long committed = 0;  // groups this thread has committed
     unsigned tid = 0;                  // linear index in the block (lane = tid % 32)
     unsigned long long collectives = 0;  // warp collectives (mma, shuffles) this thread has entered
 };
@@ -79,6 +81,7 @@ inline int run_block(std::vector<Thread>& threads, bool reverse) {
         Thread& t = threads[i];
         t.done = false;
         t.collectives = 0;
+        t.committed = 0;
         getcontext(&t.ctx);
         t.ctx.uc_stack.ss_sp = t.stack;
         t.ctx.uc_stack.ss_size = STACK_BYTES;
@@ -168,14 +171,26 @@ inline float counted_fma(float a, float b, float c) { ++fma_count; return std::f
 // zero-fills the rest, as on the GPU.
 namespace emu {
 inline void cp_async(void* dst, const void* src, unsigned bytes, unsigned src_bytes) {
-    current->pending.push_back({dst, src, bytes, src_bytes});
+    current->pending.push_back({dst, src, bytes, src_bytes, current->committed});
+}
+inline void land(const Thread::Copy& c) {
+    std::memset(c.dst, 0, c.bytes);
+    if (c.src_bytes) std::memcpy(c.dst, c.src, c.src_bytes);
 }
 inline void cp_async_wait_all() {
-    for (const auto& c : current->pending) {
-        std::memset(c.dst, 0, c.bytes);
-        if (c.src_bytes) std::memcpy(c.dst, c.src, c.src_bytes);
-    }
+    for (const auto& c : current->pending) land(c);
     current->pending.clear();
+}
+// cp.async.commit_group / cp.async.wait_group n: the copies of every committed group but the n most recent land
+// (in the order issued); the rest, and copies not yet committed, stay pending.
+inline void cp_async_commit() { ++current->committed; }
+inline void cp_async_wait_group(unsigned n) {
+    std::vector<Thread::Copy> keep;
+    for (const auto& c : current->pending) {
+        if (c.group + n < current->committed) land(c);
+        else keep.push_back(c);
+    }
+    current->pending.swap(keep);
 }
 }  // namespace emu
 using std::max;
@@ -401,6 +416,9 @@ inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned delta) {
     const unsigned src = emu::lane_of() + delta;
     return src < 32 ? unsigned(w[src].a[0]) : v;
 }
+// __syncwarp: a collective every lane of the warp enters; when a lane leaves it, every other lane has done what
+// it did before entering (its cp.async copies landed at its own wait, its shared-memory stores).
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_exchange(emu::WarpOp{}); }
 template <class T>
 inline T __ldg(const T* p) { return *p; }
 inline unsigned __float_as_uint(float v) { return emu::f32_bits(v); }
