@@ -614,7 +614,8 @@ def variants_sptc_stages(dims):
     """The Sparse Tensor Core kernel with its input slices staged in shared memory by cp.async (``stages``: 2, 3,
     4 or 6, in place of the slices ahead in registers), each configuration's other default knobs kept, against its
     defaults in the same run; in 2D also one x tile per warp with shared-memory weights (167 registers: three
-    blocks per SM) and two tiles with shared-memory weights, both with 3 stages.  Nsight Compute's stall samples of
+    blocks per SM) and two tiles with shared-memory weights, both with 3 stages, and the latter with one slice
+    ahead in registers instead (the control).  Nsight Compute's stall samples of
     Box-2D1R x7 FP16 (validation/results/h100-sxm-2026-11-27/stalls/) put 12 % of all samples on the move of the
     slice loaded two slices earlier, waiting for its load (and the next slice's)."""
     from tcadvisor.gpu import defaults
@@ -643,6 +644,10 @@ def variants_sptc_stages(dims):
                         out.append((name, dtype, grid, "sparse_tensor_core", t, None,
                                     {"x_tiles": xt, "weights_shared": True, "prefetch": 0, "stages": 3,
                                      "l2_prefetch": base.get("l2_prefetch", 0)}))
+                    # the same two tiles with shared-memory weights and one slice ahead in registers: the control
+                    out.append((name, dtype, grid, "sparse_tensor_core", t, None,
+                                {"x_tiles": 2, "weights_shared": True, "prefetch": 1,
+                                 "l2_prefetch": base.get("l2_prefetch", 0)}))
     return out
 
 
