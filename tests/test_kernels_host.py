@@ -295,7 +295,8 @@ def test_tensor_core_description_reads_back_to_its_plan(fake_gpu, stencil, fuse,
 @pytest.mark.parametrize("stencil, fuse, dtype, options", [
     (Stencil.box(2, 1), 3, "float", {}), (Stencil.box(2, 1), 3, "half", {}), (Stencil.box(2, 1), 5, "bfloat16", {}),
     (Stencil.star(3, 1), 2, "half", {}), (Stencil.box(2, 1), 2, "float", {"prefetch": 0, "aregs": False}),
-    (Stencil.box(2, 1), 3, "half", {"l2_prefetch": 2, "unroll": 2})])
+    (Stencil.box(2, 1), 3, "half", {"l2_prefetch": 2, "unroll": 2}),
+    (Stencil.box(3, 1), 1, "float", {"stages": 5, "prefetch": 0, "inner_rows": 2, "l2_prefetch": 1})])
 def test_sparse_description_reads_back_to_its_plan(fake_gpu, stencil, fuse, dtype, options):
     """As for the dense kernel: the line a sparse run recorded gives back its plan (L2 prefetch included)."""
     from tcadvisor.gpu import plans
@@ -313,15 +314,18 @@ def test_sparse_l2_prefetch_defaults_follow_the_measured_table(fake_gpu):
     from tcadvisor.gpu.runner import default_weights, make_kernel
 
     prof, st = registry.bundled_profile("sparse_tensor_core"), Stencil.box(2, 1)
-    # TF32 R = 3 has no whole measured configuration (sparse_tensor_cores of kernels/defaults.yaml): the L2 table's
-    # entry; FP16 R = 3 and 7 and BF16 R = 5 (FP16's entry) have one, scanned with and without the L2 prefetch, whose
-    # best named none (and four or two x tiles per warp).
-    for t, dtype, expected, tiles in ((3, "float", SPTC_L2_DEFAULTS[2, "tf32", 3], 1), (3, "half", 0, 4),
-                                      (5, "bfloat16", 0, 4), (7, "half", 0, 2)):
+    # Whole measured configurations (sparse_tensor_cores of kernels/defaults.yaml), scanned with and without the L2
+    # prefetch: TF32 R = 3 (since the stages scan: two x tiles, 3 stages, the L2 table's 4 slices), FP16 R = 3 and
+    # 7 and BF16 R = 5 (FP16's entry), whose best named no L2 prefetch (and four or two x tiles per warp, 4 or 3
+    # stages at R = 5 and 7).
+    for t, dtype, expected, tiles, stages in ((3, "float", SPTC_L2_DEFAULTS[2, "tf32", 3], 2, 3), (3, "half", 0, 4, 0),
+                                              (5, "bfloat16", 0, 4, 4), (7, "half", 0, 2, 3)):
         kern = make_kernel(st, prof, t, dtype, default_weights(st, 0))
         assert kern.l2_prefetch == expected and (f"L2 prefetch {expected} slices ahead" in kern.describe()) == (
             expected > 0)
         assert kern.inner_rows == tiles and (f"{tiles} tiles along x per warp" in kern.describe()) == (tiles > 1)
+        assert kern.stages == stages and (f"{stages} stages in shared memory" in kern.describe()) == (stages > 0)
+        assert kern.prefetch == (0 if stages else 1)
     assert make_kernel(st, prof, 3, "float", default_weights(st, 0), options={"prefetch": 2}).l2_prefetch == 0
 
 

@@ -274,7 +274,8 @@ def test_weights_of_81_rows_leave_the_registers_and_fit_shared_memory():
     deep = plans.plan_tensor_cores(Stencil.box(3, 1), 5, "fp64", MmaShape(16, 8, 4))
     assert (deep.options["weights_shared"], deep.options["bregs"], deep.smem) == (False, False, 0)
     assert plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 3, "tf32", inner_rows=1).options["prefetch"] == 2
-    assert plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 3, "tf32").options["prefetch"] == 2  # 2D: the rule
+    # 2D, a knob given: the rule (TF32: two slices ahead)
+    assert plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 3, "tf32", x_tiles=1).options["prefetch"] == 2
 
 
 def test_3d_cuda_core_plans_are_tiles_the_compiler_does_not_spill():
@@ -337,3 +338,23 @@ def test_lines_per_warp_beyond_what_the_kernels_take_are_refused_in_one_line(pla
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
     assert plans.lines_per_warp(dims, None, None, "any") == 1
     assert plans.lines_per_warp(2, 4, None, "any") == 4 and plans.lines_per_warp(3, 1, 2, "any") == 2
+
+
+def test_sparse_stages_replace_the_slices_ahead_and_take_shared_memory():
+    """``stages``: prefetch becomes 0 (giving both is refused in one line), each warp's stages add ni + ir - 1 rows of
+    512 bytes per chunk to the block's shared memory, and outside 2-8 the count is refused."""
+    from tcadvisor.errors import TcAdvisorError
+    from tcadvisor.gpu import plans
+
+    plain = plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 7, "fp16", x_tiles=2, prefetch=1)
+    staged = plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 7, "fp16", x_tiles=2, stages=3)
+    assert staged.options["prefetch"] == 0 and staged.options["stages"] == 3 and plain.options["stages"] == 0
+    assert staged.smem - plain.smem == 4 * 3 * 2 * 32 * 16  # 4 warps, 3 stages, 2 x tiles, 16 bytes a lane
+    assert ("K_BSTAGES", 3) in staged.defines and "K_BSTAGES" not in dict(plain.defines)
+    box3 = plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 1, "tf32", inner_rows=2, stages=2)
+    assert box3.smem == 4 * 2 * (3 + 2 - 1) * 2 * 32 * 16  # TF32: two chunks; 3 inner lines + 1 extra row
+    with pytest.raises(TcAdvisorError, match=r"^stages 3 and prefetch 2: .*give prefetch 0$"):
+        plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 7, "fp16", stages=3, prefetch=2)
+    for bad in (1, 9):
+        with pytest.raises(TcAdvisorError, match=rf"^stages {bad}: the sparse kernel stages 2 to 8"):
+            plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 7, "fp16", stages=bad)
