@@ -295,6 +295,62 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
 // the grid (an inner extent not a multiple of IR) their last input rows would be past the ghost rows, so row
 // offsets stop at ``last`` (those rows' results are computed and not stored).  In 1D/2D ``pitch_i`` is the
 // step between the warp's x tiles (TILE_X) and ``last`` the last tile that starts inside the grid.
+__device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
+                                        int t4, int g, bool vec, int last) {
+    const bool from_next = (t4 & 1) && g < 7;
+#pragma unroll
+    for (int a = 0; a < NROWS_IN; ++a) {
+#if IR > 1
+        const int off = min(a - RI, last);
+#else
+        const int off = a - RI;
+        (void)last;
+#endif
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            const real* p = row + (long long)off * pitch_i + START(t4, kc);
+            uint4 w = make_uint4(0u, 0u, 0u, 0u);
+            if (vec) {
+                if (!from_next) w = __ldg(reinterpret_cast<const uint4*>(p));
+            } else {  // unaligned field: every lane loads its own elements
+#if PREC == 0
+                w.x = __float_as_uint(__ldg(p)); w.y = __float_as_uint(__ldg(p + 1));
+                w.z = __float_as_uint(__ldg(p + 2)); w.w = __float_as_uint(__ldg(p + 3));
+#else
+                w.x = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 16);
+                w.y = (unsigned)__ldg(p + 2) | ((unsigned)__ldg(p + 3) << 16);
+                w.z = (unsigned)__ldg(p + 4) | ((unsigned)__ldg(p + 5) << 16);
+                w.w = (unsigned)__ldg(p + 6) | ((unsigned)__ldg(p + 7) << 16);
+#endif
+            }
+            raw[a][kc] = w;
+        }
+    }
+}
+
+__device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4 (&raw)[NROWS_IN][KC], int t4,
+                                       int g, bool vec) {
+    const bool from_next = vec && (t4 & 1) && g < 7;
+#pragma unroll
+    for (int a = 0; a < NROWS_IN; ++a) {
+#pragma unroll
+        for (int kc = 0; kc < KC; ++kc) {
+            const uint4 w = shared_half(raw[a][kc], from_next);
+#if PREC == 0
+            // odd lanes hold the other column of each swapped pair: element e is float e ^ 1
+            const bool odd = t4 & 1;
+            bf[a][kc][0] = to_tf32(__uint_as_float(odd ? w.y : w.x));
+            bf[a][kc][1] = to_tf32(__uint_as_float(odd ? w.x : w.y));
+            bf[a][kc][2] = to_tf32(__uint_as_float(odd ? w.w : w.z));
+            bf[a][kc][3] = to_tf32(__uint_as_float(odd ? w.z : w.w));
+#else
+            bf[a][kc][0] = w.x; bf[a][kc][1] = w.y; bf[a][kc][2] = w.z; bf[a][kc][3] = w.w;
+#endif
+        }
+    }
+}
+
+#if BSTAGES
 // Unaligned field: every lane loads its own elements.
 __device__ __forceinline__ uint4 load_unaligned(const real* p) {
     uint4 w;
@@ -320,26 +376,6 @@ __device__ __forceinline__ int row_offset(int a, int last) {
 #endif
 }
 
-__device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
-                                        int t4, int g, bool vec, int last) {
-    const bool from_next = (t4 & 1) && g < 7;
-#pragma unroll
-    for (int a = 0; a < NROWS_IN; ++a) {
-        const int off = row_offset(a, last);
-#pragma unroll
-        for (int kc = 0; kc < KC; ++kc) {
-            const real* p = row + (long long)off * pitch_i + START(t4, kc);
-            uint4 w = make_uint4(0u, 0u, 0u, 0u);
-            if (vec) {
-                if (!from_next) w = __ldg(reinterpret_cast<const uint4*>(p));
-            } else {
-                w = load_unaligned(p);
-            }
-            raw[a][kc] = w;
-        }
-    }
-}
-
 // One B fragment from the lane's window vector.
 __device__ __forceinline__ void to_frag(unsigned (&f)[4], uint4 w, int t4) {
 #if PREC == 0
@@ -355,15 +391,7 @@ __device__ __forceinline__ void to_frag(unsigned (&f)[4], uint4 w, int t4) {
 #endif
 }
 
-__device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4 (&raw)[NROWS_IN][KC], int t4,
-                                       int g, bool vec) {
-    const bool from_next = vec && (t4 & 1) && g < 7;
-#pragma unroll
-    for (int a = 0; a < NROWS_IN; ++a) {
-#pragma unroll
-        for (int kc = 0; kc < KC; ++kc) to_frag(bf[a][kc], shared_half(raw[a][kc], from_next), t4);
-    }
-}
+#endif
 
 #if BSTAGES
 // A stage holds one slice's window vectors of a warp: [NROWS_IN][KC][32 lanes] x 16 bytes.
