@@ -44,7 +44,7 @@ from tcadvisor.validate import fitting as F  # noqa: E402
 CORPORA = {"H100": ("validation/results/h100-sxm-2026-11-27/corpus", "h100-calibrated"),
            "H200": ("validation/results/h200-2026-11-27/corpus", "h200-calibrated")}
 #: A corpus's design recorded a second time on another machine of the same session, same kernels: run-to-run
-#: noise.  The H200's of 2026-11-27, evening: two recordings of the stages' first build (corpus-first, corpus-repeat;
+#: noise.  The H200's of 2026-11-27 (stages): two recordings of the stages' first build (corpus-first, corpus-repeat;
 #: the same kernels in both), before the register path was put back as it was (corpus/, the one fitted).
 REPEAT = ("validation/results/h200-2026-11-27/corpus-first", "validation/results/h200-2026-11-27/corpus-repeat")
 REPEAT_GPU = "H200"
