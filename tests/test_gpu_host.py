@@ -90,6 +90,46 @@ def test_run_refuses_units_and_profiles_without_a_kernel(run_cli, args, message)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--unit", "sparse_tensor_core", "--knob", "stagez=3"],
+     "--knob stagez: tcadvisor-sptc's kernel takes aregs, inner_rows, l2_prefetch, min_blocks, prefetch, stages, "
+     "unroll, vector_loads, warps, weights_shared, x_tiles"),
+    (["--unit", "tensor_core", "--knob", "stages=3"], "--knob stages: tcadvisor-tc's kernel takes bregs,"),
+    (["--unit", "sparse_tensor_core", "--knob", "stages"], "--knob 'stages': expected NAME=VALUE"),
+    (["--unit", "sparse_tensor_core", "--knob", "stages=three"], "--knob stages=three: expected an integer"),
+    (["--unit", "tensor_core", "--knob", "weights_shared=yes"], "--knob weights_shared=yes: expected true or false"),
+    (["--unit", "sparse_tensor_core", "--knob", "stages=3", "--knob", "stages=4"], "--knob stages given twice")])
+def test_run_refuses_knobs_the_kernel_does_not_take(run_cli, args, message):
+    """``--knob`` names are the kernel's own constructor arguments, values of their type, checked before any GPU is
+    asked for (this machine has none: the refusal is the knob's, in one line, exit status 2)."""
+    r = run_cli("run", "Box-2D1R", *args)
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_run_passes_the_knobs_to_the_kernel(monkeypatch, capsys):
+    """Parsed knobs reach the runner as the kernel's keyword arguments, typed; without any, none are passed."""
+    from types import SimpleNamespace
+
+    from tcadvisor import cli
+    from tcadvisor.gpu import commands, runner
+
+    seen = []
+
+    def fake_run(stencil, dtype, unit, kernel_options=None, **kw):
+        seen.append(kernel_options)
+        return SimpleNamespace(steps=1, sweeps=[1], checked=True, passed=True)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(commands, "format_result", lambda res: "RESULT")
+    assert cli.main(["run", "Box-2D1R", "--unit", "sparse_tensor_core", "--dtype", "half", "-q", "--knob",
+                     "stages=3", "--knob", "weights_shared=True", "--knob", " x_tiles = 2 "]) == 0
+    assert cli.main(["run", "Box-2D1R", "-q", "--knob", "layout=stream", "--knob", "keep_columns=false"]) == 0
+    assert cli.main(["run", "Box-2D1R", "-q"]) == 0
+    assert seen == [{"stages": 3, "weights_shared": True, "x_tiles": 2},
+                    {"layout": "stream", "keep_columns": False}, None]
+    assert capsys.readouterr().out.split() == ["RESULT"] * 3
+
+
 def test_timing_holds_the_gpu_before_each_interval(monkeypatch):
     """Each timed repeat enqueues the hold kernel first, then start, the work, stop; the hold lasts at least
     twice as long as the host took to enqueue the previous run (a fake CuPy records the order)."""

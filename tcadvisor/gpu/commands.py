@@ -46,6 +46,10 @@ def register(sub, commands: dict) -> None:
     p.add_argument("--repeats", type=int, default=5, help="timed repetitions (median reported, default 5)")
     p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first (default 1)")
     p.add_argument("--no-check", action="store_true", help="skip the correctness checks")
+    p.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
+                   help="a tuning knob of the bundled kernel, repeatable (e.g. --knob stages=3 --knob x_tiles=2; "
+                        "true/false, integers, or a word for layout): what docs/kernels.md scans; without one, the "
+                        "measured defaults of kernels/defaults.yaml")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress line on stderr (there is one only when stderr is a terminal)")
@@ -65,7 +69,7 @@ def cmd_run(args) -> int:
     dtype = parse_dtype(args.dtype)
     if args.unit is not None and args.unit not in registry.units():
         raise TcAdvisorError(f"--unit {args.unit!r}: the bundled kernels run on {', '.join(registry.units())}")
-    registry.resolve(args.unit, args.impl)  # a clear error before CuPy is needed
+    knobs = parse_knobs(args.knob, registry.resolve(args.unit, args.impl))  # clear errors before CuPy is needed
     if args.repeats < 1:
         raise TcAdvisorError(f"--repeats {args.repeats}: expected at least 1")
     if args.warmup < 0:
@@ -85,7 +89,7 @@ def cmd_run(args) -> int:
         res = runner.run(stencil, dtype, args.unit, impl=args.impl, fuse=args.fuse,
                          grid=args.grid or runner.default_grid(stencil, dtype), steps=args.steps, weights=weights,
                          seed=args.seed, check=not args.no_check, gpu=args.gpu, mma=args.mma, repeats=args.repeats,
-                         warmup=args.warmup, progress=progress)
+                         warmup=args.warmup, kernel_options=knobs or None, progress=progress)
         progress.done(f"{res.steps} steps in {len(res.sweeps)} sweeps checked and timed" if res.checked
                       else f"{res.steps} steps timed")
     if args.json:
@@ -93,6 +97,58 @@ def cmd_run(args) -> int:
     else:
         print(format_result(res))
     return 0 if res.passed in (True, None) else 1
+
+
+#: Constructor arguments of a bundled kernel that are the configuration, not knobs.
+_NOT_KNOBS = {"self", "stencil", "fuse", "dtype", "precision", "weights", "mma"}
+
+
+def kernel_knobs(profile) -> dict[str, type]:
+    """The knobs the bundled kernel of ``profile`` accepts, and the type of each: its constructor's keyword
+    arguments (what the kernel takes is what ``--knob`` offers; the planner checks the values)."""
+    import inspect
+
+    from . import registry
+
+    cls = registry.kernel_class(profile.kernel)
+    knobs = {}
+    for name, par in inspect.signature(cls.__init__).parameters.items():
+        if name in _NOT_KNOBS or par.kind not in (par.KEYWORD_ONLY, par.POSITIONAL_OR_KEYWORD):
+            continue
+        ann = str(par.annotation)
+        knobs[name] = bool if "bool" in ann else int if "int" in ann else str
+    return knobs
+
+
+def parse_knobs(items: list[str], profile) -> dict:
+    """``--knob NAME=VALUE`` items as the kernel's keyword arguments, each name one the kernel takes and each value
+    of its type (true/false, an integer, a word); refused in one line otherwise."""
+    from ..errors import TcAdvisorError
+
+    accepted = kernel_knobs(profile)
+    out: dict = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise TcAdvisorError(f"--knob {item!r}: expected NAME=VALUE, e.g. --knob stages=3")
+        if name not in accepted:
+            raise TcAdvisorError(f"--knob {name}: {profile.name}'s kernel takes {', '.join(sorted(accepted))}")
+        if name in out:
+            raise TcAdvisorError(f"--knob {name} given twice")
+        kind = accepted[name]
+        if kind is bool:
+            if text.lower() not in ("true", "false"):
+                raise TcAdvisorError(f"--knob {name}={text}: expected true or false")
+            out[name] = text.lower() == "true"
+        elif kind is int:
+            try:
+                out[name] = int(text)
+            except ValueError:
+                raise TcAdvisorError(f"--knob {name}={text}: expected an integer") from None
+        else:
+            out[name] = text
+    return out
 
 
 def load_weights(path: str, stencil):
