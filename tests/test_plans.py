@@ -358,3 +358,29 @@ def test_sparse_stages_replace_the_slices_ahead_and_take_shared_memory():
     for bad in (1, 9):
         with pytest.raises(TcAdvisorError, match=rf"^stages {bad}: the sparse kernel stages 2 to 8"):
             plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 7, "fp16", stages=bad)
+
+
+def test_deeper_fusion_names_what_stops_each_kernel():
+    """benchmarks/deeper_fusion.py sorts the kernels' own refusals (target 7 asks which limit stops fusion): the
+    fused radius of the Tensor Core kernels, the 3D line mask, the 3D CUDA-core tiles' registers."""
+    import importlib.util
+    from pathlib import Path
+
+    from tcadvisor.gpu import registry
+    from tcadvisor.support import depth_refusal
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "deeper_fusion.py"
+    spec = importlib.util.spec_from_file_location("deeper_fusion", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cases = [("tensor_core", "Box-1D3R", 3, "float", "fused radius"),
+             ("sparse_tensor_core", "Box-2D1R", 8, "half", "fused radius"),
+             ("tensor_core", "Box-3D1R", 6, "half", "kernel lines"),
+             ("cuda_core", "Box-3D3R", 2, "double", "registers")]
+    for unit, name, t, dtype, kind in cases:
+        profile = registry.bundled_profile(unit)
+        gpu = find_spec("h100-calibrated")
+        precision, _ = profile.precision_for(dtype, gpu)
+        why = depth_refusal(profile, parse_stencil(name), t, dtype, precision, gpu)
+        assert why and mod.limit_kind(why) == kind, (unit, name, t, why)
+    assert mod.limit_kind("a block needs 306 KiB of shared memory per block") == "shared memory"
