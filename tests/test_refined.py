@@ -427,3 +427,25 @@ def test_knobs_of_the_3d_kernel_reach_the_terms():
     _, _, few, _ = refinement.plan_inputs(ctx, plan=plain, registers=64)
     _, _, many, _ = refinement.plan_inputs(ctx, plan=plain, registers=200)
     assert few.blocks > many.blocks
+
+
+def test_sparse_stages_reach_the_bytes_in_flight_and_the_occupancy():
+    """The sparse kernel's stages: q_b counts the staged slices as a prefetch of stages - 1 (3 stages: the bytes of
+    two slices ahead), and their shared memory enters the occupancy (4 x tiles, 8 stages: 64 KiB a block, fewer
+    resident blocks than the registers alone allow)."""
+    from tcadvisor import model
+
+    prof = find_impl("tcadvisor-sptc")
+    st = Stencil.box(2, 1)
+    ctx = refinement.Context(prof, prof.tiling, "sparse_tensor_core", st, 7, "half", "fp16", None, H100C)
+    ahead2, *_ = refinement.plan_inputs(ctx, plan=plans.plan_sparse_tensor_cores(st, 7, "fp16", x_tiles=2,
+                                                                                 prefetch=2))
+    staged3, *_ = refinement.plan_inputs(ctx, plan=plans.plan_sparse_tensor_cores(st, 7, "fp16", x_tiles=2,
+                                                                                  stages=3))
+    none, *_ = refinement.plan_inputs(ctx, plan=plans.plan_sparse_tensor_cores(st, 7, "fp16", x_tiles=2, prefetch=0))
+    assert staged3[model.q_b] == ahead2[model.q_b] == 3 * none[model.q_b]
+    _, _, plain, _ = refinement.plan_inputs(ctx, plan=plans.plan_sparse_tensor_cores(st, 3, "fp16", x_tiles=4,
+                                                                                     prefetch=1), registers=64)
+    _, _, deep, _ = refinement.plan_inputs(ctx, plan=plans.plan_sparse_tensor_cores(st, 3, "fp16", x_tiles=4,
+                                                                                    stages=8), registers=64)
+    assert deep.blocks < plain.blocks
