@@ -12,7 +12,7 @@ For every corpus stencil (and Star-3D4R, a Devito ``space_order=8`` operator), u
 * beyond the edge the refined model has no plan to read; the estimate holds the edge's efficiency (refined over the
   base model's roofline at the same depth) and follows the roofline to t = 16: an upper estimate where efficiency
   falls with depth, as it does for every unit of the corpus;
-* measured (the corpus, the default grid): the best recorded depth and whether it is the deepest runnable one.
+* measured (the corpus, on the grid of the longest recorded curve): the best recorded depth and whether it is the deepest runnable one.
 
 A configuration is a candidate for deeper fusion (clusters, distributed shared memory) where the measured best and
 the refined best are both at the edge and the estimate gains more than 10 %.  Writes deeper-fusion.csv and
@@ -57,9 +57,7 @@ def limit_kind(reason: str) -> str:
 
 
 def measured_curves(folder: str) -> dict:
-    """(stencil name, offsets, unit, dtype) -> {depth: best GStencils/s} on each curve's default grid."""
-    from tcadvisor.gpu.runner import default_grid
-
+    """(stencil name, offsets, unit, dtype) -> {depth: GStencils/s} on the grid with the most depths recorded."""
     curves: dict = defaultdict(dict)
     with open(os.path.join(folder, "corpus.csv"), newline="") as f:
         for r in csv.DictReader(f):
@@ -67,15 +65,7 @@ def measured_curves(folder: str) -> dict:
                 continue
             key = (r["stencil"], r["offsets"], r["unit"], r["dtype"])
             curves[key].setdefault(r["grid"], {})[int(r["fuse"])] = float(r["gstencils"])
-    out = {}
-    for key, grids in curves.items():
-        try:
-            want = default_grid(parse_stencil(key[0]) if not key[1] else None, key[3]) if not key[1] else None
-        except TcAdvisorError:
-            want = None
-        grid = want if want in grids else max(grids, key=lambda g: len(grids[g]))
-        out[key] = grids[grid]
-    return out
+    return {key: max(grids.values(), key=len) for key, grids in curves.items()}
 
 
 def main(argv=None) -> int:

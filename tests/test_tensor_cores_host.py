@@ -197,6 +197,15 @@ def test_a_row_left_out_of_the_mask_is_caught(host_tc):
     assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
+def _compile_broken(kernel, source_file: str, function: str, right: str, wrong: str) -> None:
+    """Replace ``kernel``'s compiled code with its source file's, ``right`` replaced by ``wrong`` (which must occur)."""
+    source = (data_dir("kernels") / source_file).read_text()
+    broken = source.replace(right, wrong)
+    assert broken != source
+    kernel.kernel = _host_cuda.compile_module(source_file, kernel.plan.defines, function,
+                                              text=broken).get_function(function)
+
+
 @pytest.mark.parametrize("stencil, shape3, knobs, right, wrong", [
     # the second x tile's inputs read 8 columns short of TILE_X
     (Stencil.box(2, 1), (1, 13, 150), {"x_tiles": 2},
@@ -211,11 +220,7 @@ def test_a_wrong_line_offset_is_caught(host_tc, stencil, shape3, knobs, right, w
                      **knobs)
     x = data(shape3, "half")
     assert check(kernel, x, run_sweep(kernel, x)).passed
-    source = (data_dir("kernels") / "tensor_cores.cu").read_text()
-    broken = source.replace(right, wrong)
-    assert broken != source
-    kernel.kernel = _host_cuda.compile_module("tensor_cores.cu", kernel.plan.defines, "tc_stream",
-                                              text=broken).get_function("tc_stream")
+    _compile_broken(kernel, "tensor_cores.cu", "tc_stream", right, wrong)
     assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
@@ -236,11 +241,7 @@ def test_a_broken_slice_stage_is_caught(host_tc, right, wrong):
                      x_tiles=2, stages=3)
     x = data((1, 13, 150), "half")
     assert check(kernel, x, run_sweep(kernel, x)).passed
-    source = (data_dir("kernels") / "sparse_tensor_cores.cu").read_text()
-    broken = source.replace(right, wrong)
-    assert broken != source
-    kernel.kernel = _host_cuda.compile_module("sparse_tensor_cores.cu", kernel.plan.defines, "sptc_stream",
-                                              text=broken).get_function("sptc_stream")
+    _compile_broken(kernel, "sparse_tensor_cores.cu", "sptc_stream", right, wrong)
     caught = [not check(kernel, x, out).passed or not np.isfinite(from_storage(out, "half")).all()
               for out in (run_sweep(kernel, x), run_sweep(kernel, x, reverse=True))]
     assert any(caught)
