@@ -23,6 +23,8 @@ from tcadvisor.stencil import Stencil, parse_stencil  # noqa: E402
 UPWIND_2D = Stencil.from_offsets([(-2, 0), (-1, 0), (0, -2), (0, -1), (0, 0)], name="upwind-2d")
 DIAGONAL_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)] + [(0, 0, 0)],
                                    name="diagonal-3d")
+UPWIND_3D = Stencil.from_offsets([(-2, 0, 0), (-1, 0, 0), (0, -2, 0), (0, -1, 0), (0, 0, -2), (0, 0, -1), (0, 0, 0)],
+                                 name="upwind-3d")
 #: Where a scan's ``source`` option takes the kernel files of another commit from (written by the session
 #: script with ``git show COMMIT:kernels/FILE``; ignored by git).
 OTHER_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "kernels-at")
@@ -651,6 +653,36 @@ def variants_sptc_stages(dims):
     return out
 
 
+def variants_tc_1d_deep():
+    """The dense Tensor Core kernel in 1D beyond r·t = 8, which only the 2D/3D pending accumulators had bounded
+    (tensor_cores.MAX_FUSED_RADIUS_1D): Box-1D1R/2R/3R in every precision at depths up to t = 16, with the depths
+    the corpus had measured below the old limit as the baseline, and the CUDA-core kernel at t = 16 (its measured
+    best in the corpus) beside them -- same run.  The refined model predicts throughput growing about linearly
+    with t (memory-bound: K_pad = 2·r·t + 8 MACs per output against t steps per sweep)."""
+    out = []
+    depths = {"Box-1D1R": (4, 8, 10, 12, 16), "Box-1D2R": (2, 4, 6, 8, 12, 16), "Box-1D3R": (1, 2, 4, 6, 8, 11, 16)}
+    for dtype in ("double", "float", "half", "bfloat16"):
+        for name, ts in depths.items():
+            for t in ts:
+                out.append((name, dtype, "134217728", "tensor_core", t, None, {}))
+            out.append((name, dtype, "134217728", "cuda_core", 16, None, {}))
+    return out
+
+
+def variants_sptc3d_r2():
+    """The Sparse Tensor Core kernel in 3D TF32 at fused radius 2 with its input slices staged (2 stages, the entry
+    of the sptc-stages scan) against the entry of before (one slice ahead in registers), on the corpus's 3D shapes of
+    that radius -- the corpus had upwind-3d t = 1 at 0.86x with the stages."""
+    out = []
+    for name, t in (("upwind-3d", 1), ("Box-3D2R", 1), ("Star-3D2R", 1), ("Box-3D1R", 2), ("Star-3D1R", 2),
+                    ("diagonal-3d", 2)):
+        st = UPWIND_3D if name == "upwind-3d" else DIAGONAL_3D if name == "diagonal-3d" else name
+        for knobs in ({"weights_shared": True, "inner_rows": 4, "prefetch": 1},
+                      {"weights_shared": True, "inner_rows": 4, "prefetch": 0, "stages": 2}):
+            out.append((st, "float", "512x512x512", "sparse_tensor_core", t, None, knobs))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -669,6 +701,7 @@ SCANS = {
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),
+    "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
 }
 
 
@@ -713,7 +746,7 @@ def main():
 
     cp = cupy()
     os.makedirs(args.out, exist_ok=True)
-    small = {2: "61x203", 3: "9x11x77"}
+    small = {1: "20011", 2: "61x203", 3: "9x11x77"}
     chosen = SCANS[args.only](args) if args.only else variants(None)
     chosen = [c for c in chosen if args.dtype in (None, c[1])]
     # Rows are written as they are measured, so a run cut off at its time limit still leaves a table.

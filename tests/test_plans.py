@@ -373,7 +373,7 @@ def test_deeper_fusion_names_what_stops_each_kernel():
     spec = importlib.util.spec_from_file_location("deeper_fusion", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    cases = [("tensor_core", "Box-1D3R", 3, "float", "fused radius"),
+    cases = [("tensor_core", "Box-2D3R", 3, "float", "fused radius"), ("tensor_core", "Box-1D3R", 22, "half", "fused radius"),
              ("sparse_tensor_core", "Box-2D1R", 8, "half", "fused radius"),
              ("tensor_core", "Box-3D1R", 6, "half", "kernel lines"),
              ("cuda_core", "Box-3D3R", 2, "double", "registers")]

@@ -20,6 +20,7 @@ import pytest
 
 import _host_cuda
 from tcadvisor.data import data_dir
+from tcadvisor.errors import TcAdvisorError
 from tcadvisor.gpu import sparse_tensor_cores, tensor_cores
 from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
 from tcadvisor.gpu.numerics import from_storage, to_storage
@@ -245,3 +246,36 @@ def test_a_broken_slice_stage_is_caught(host_tc, right, wrong):
     caught = [not check(kernel, x, out).passed or not np.isfinite(from_storage(out, "half")).all()
               for out in (run_sweep(kernel, x), run_sweep(kernel, x, reverse=True))]
     assert any(caught)
+
+
+#: 1D at fused radii only 1D allows (tensor_cores.MAX_FUSED_RADIUS_1D): up to 64, the last r·t the 1D limit takes,
+#: with a grid of 700 points (five full tiles of 128 and a partial one) and a ghost layer of r·t on each side.
+DEEP_1D = [(Stencil.box(1, 1), 16, "half"), (Stencil.box(1, 3), 16, "double"), (Stencil.box(1, 2), 32, "float"),
+           (Stencil.box(1, 1), 9, "bfloat16"), (Stencil.box(1, 4), 3, "double"),
+           (Stencil.from_offsets([(-3,), (0,), (2,)]), 21, "half")]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype", DEEP_1D, ids=_ids)
+def test_deep_1d_fusion_runs_correctly_on_the_host(host_tc, stencil, fuse, dtype):
+    """In 1D nothing is pending between slices, so the dense kernel takes r·t up to 64 there (8 in 2D and 3D):
+    each sweep is checked against the float64 reference, every output written, every MMA counted."""
+    assert stencil.radius * fuse > tensor_cores.MAX_FUSED_RADIUS
+    kernel = host_tc("tensor_core", stencil, fuse, dtype, random_weights(stencil.mask(), np.random.default_rng(5)))
+    x = data((1, 1, 700), dtype)
+    out = run_sweep(kernel, x)
+    assert np.isfinite(from_storage(out, dtype)).all()
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops((1, 1, 700))
+    w = random_weights(stencil.mask(), np.random.default_rng(5))
+    bad = host_tc("tensor_core", stencil, fuse, dtype, perturb_largest_weight(w, kernel.precision))
+    assert not check(kernel, x, run_sweep(bad, x)).passed
+
+
+@pytest.mark.parametrize("stencil, fuse, limit", [(Stencil.box(1, 1), 65, 64), (Stencil.box(1, 3), 22, 64),
+                                                  (Stencil.box(2, 1), 9, 8), (Stencil.star(3, 2), 5, 8)], ids=_ids)
+def test_the_dense_kernel_refuses_beyond_its_limit_per_dimension(host_tc, stencil, fuse, limit):
+    w = random_weights(stencil.mask(), np.random.default_rng(5))
+    with pytest.raises(TcAdvisorError, match=rf"^fused radius r·t = {stencil.radius * fuse} is too large for the Tensor "
+                                        rf"Core kernel \(at most {limit}\)$"):
+        host_tc("tensor_core", stencil, fuse, "double", w)

@@ -123,9 +123,14 @@ class MatrixUnitKernel(BundledKernel):
     row_word: ClassVar[str]  # what the kernel calls a row of the fused stencil ("row", "line")
 
     @classmethod
-    def radius_reason(cls) -> str:
+    def fused_radius_limit(cls, dims: int) -> int:
+        """The largest r·t the kernel takes in ``dims`` dimensions (the same everywhere unless a subclass says)."""
+        return cls.max_fused_radius
+
+    @classmethod
+    def radius_reason(cls, dims: int) -> str:
         """Why r·t is bounded, after the kernel's name in the refusal."""
-        return f" (at most {cls.max_fused_radius})"
+        return f" (at most {cls.fused_radius_limit(dims)})"
 
     @classmethod
     def field_dtypes(cls) -> dict[str, str]:
@@ -139,9 +144,9 @@ class MatrixUnitKernel(BundledKernel):
             return why
         if cls.dtypes[precision] != dtype:
             return f"the {cls.label} kernel runs {precision.upper()} on {cls.dtypes[precision]} fields, not {dtype}"
-        if stencil.radius * fuse > cls.max_fused_radius:
+        if stencil.radius * fuse > cls.fused_radius_limit(stencil.dims):
             return (f"fused radius r·t = {stencil.radius * fuse} is too large for the {cls.label} kernel"
-                    f"{cls.radius_reason()}")
+                    f"{cls.radius_reason(stencil.dims)}")
         rows = (2 * stencil.radius * fuse + 1) ** 2
         if stencil.dims == 3 and rows > MASK_BITS:
             deepest = (math.isqrt(MASK_BITS) - 1) // 2  # (2·r·t + 1)² rows in 3D

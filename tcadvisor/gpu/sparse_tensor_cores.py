@@ -87,7 +87,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     row_word = "line"
 
     @classmethod
-    def radius_reason(cls) -> str:
+    def radius_reason(cls, dims: int) -> str:
         return f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}"
 
     @classmethod

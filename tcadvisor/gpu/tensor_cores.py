@@ -34,8 +34,18 @@ SHAPES = {"fp64": ("m16n8k8", "m16n8k4", "m16n8k16", "m8n8k4"), "tf32": ("m16n8k
 DTYPE = {"fp64": "double", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 #: K_HALF of the CUDA code: 16-bit operand type.
 HALF_CODE = {"fp16": 1, "bf16": 2}
-#: Largest fused radius the kernel takes (pending accumulators live in registers).
+#: Largest fused radius the kernel takes in 2D and 3D: the 2R pending output slices of every line live in
+#: accumulator registers (at r·t = 8, 16 slices of NC floats per line).
 MAX_FUSED_RADIUS = 8
+#: In 1D a warp streams no slices, so nothing is pending; what grows with r·t there is K_pad/k weight and input
+#: fragments per lane.  At r·t = 64 nvcc 13.0 for sm_90 allocates 242 registers (FP64 m16n8k8), 156 (FP16)
+#: and 120 (TF32), none spilled (benchmarks/ptxas_resources.py's compile); beyond it FP64 would spill.
+MAX_FUSED_RADIUS_1D = 64
+
+
+def fused_radius_limit(dims: int) -> int:
+    """The largest r·t :class:`TensorCoreKernel` runs in ``dims`` dimensions."""
+    return MAX_FUSED_RADIUS_1D if dims == 1 else MAX_FUSED_RADIUS
 
 
 def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
@@ -92,6 +102,10 @@ class TensorCoreKernel(MatrixUnitKernel):
     dtypes = DTYPE
     max_fused_radius = MAX_FUSED_RADIUS
     row_word = "row"
+
+    @classmethod
+    def fused_radius_limit(cls, dims: int) -> int:
+        return fused_radius_limit(dims)
 
     @classmethod
     def device_reason(cls, precision: str, device: dict) -> str | None:

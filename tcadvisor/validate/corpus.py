@@ -163,11 +163,11 @@ def default_mma(unit: str, stencil: Stencil, fuse: int, precision: str, spec: Gp
     fused kernel least, as the kernel's own ``default_shape`` does on the device."""
     if unit != "tensor_core":
         return None
-    from ..gpu.tensor_cores import MAX_FUSED_RADIUS, SHAPES
+    from ..gpu.tensor_cores import SHAPES, fused_radius_limit
     from ..impls import find_impl
     from ..transforms import least_padding_shape
 
-    if stencil.radius * fuse > MAX_FUSED_RADIUS:
+    if stencil.radius * fuse > fused_radius_limit(stencil.dims):
         return None
     have = {str(s) for s in spec.shapes(unit, precision)}
     shapes = tuple(s for s in find_impl(PROFILES[unit]).mma.get(precision, ())
