@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 GROUPS = (
     ("model fit and corpus", ("fit_refined", "record_corpus", "rerecord_corpus", "check_calibrate_fit",
                               "experiment_slice_term", "refined_on_kernels")),
-    ("device sessions (GPU)", ("gpu_session_",)),
+    ("device sessions (GPU)", ("gpu_session_", "spider_side_by_side")),
     ("kernel tuning and resources", ("tune_gpu_kernels", "plan_cc3d", "ptxas_resources", "kernel_resources",
                                      "profile_kernel", "kernel_function")),
     ("speed of the tool", ("bench_",)),

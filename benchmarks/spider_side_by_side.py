@@ -1,0 +1,129 @@
+"""SPIDER's public FP16 stencil programs and the bundled kernels on the same workloads, side by side in one run.
+
+Issue 21, target 5: the bundled kernels against every public code of the field, measured in the same run.
+
+    python benchmarks/spider_side_by_side.py --spider-bin DIR --out DIR [--repeats 5]
+
+DIR holds SPIDER's three programs as the user built them from its own sources and build settings
+(``stencil_2d_half_sparse``, ``stencil_2d_half_dense``, ``stencil_1d_half_sparse``); this script only runs them
+(it fetches and builds nothing).  Each is run ``--repeats`` times with ``--profile`` and the sizes of SPIDER's own
+benchmark script (2D: 10240 x 10240, 1000 steps; 1D: 1024 x 10000 points, 100000 steps), and in 1D also on the
+bundled kernels' default grid of 2^27 points (1024 x 131072, 1000 steps): SPIDER's 1D size, 20 MB per field in
+FP16, stays in the H100's 50 MB L2 cache.  The GStencils/s it prints (points x steps / s of its timed loop, CUDA
+events) are kept, and the median reported.
+
+The bundled kernels run the same stencil footprints: SPIDER's 2D step is one 15 x 15 box (Box-2D7R), which is
+Box-2D1R fused x 7 as well; its 1D step is 15 points (Box-1D7R), Box-1D1R fused x 7.  Both forms are timed
+(each first checked sweep by sweep against the float64 reference on a small odd grid, then timed on the large
+one, median of repeats), and their throughput is given per SPIDER step: GStencils/s of a fused x 7 kernel
+counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32.
+
+Writes side-by-side.csv (every run) and summary.md (the medians and the ratios) into --out.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+
+#: (label, program, arguments, stencil footprint, grid as the bundled kernels name it) of SPIDER's runs.
+SPIDER = [("2D 15x15 sparse", "stencil_2d_half_sparse", ["-M", "10240", "-N", "10240", "-T", "1000"], "Box-2D7R",
+           "10240x10240"),
+          ("2D 15x15 dense", "stencil_2d_half_dense", ["-M", "10240", "-N", "10240", "-T", "1000"], "Box-2D7R",
+           "10240x10240"),
+          ("1D 15-point sparse", "stencil_1d_half_sparse", ["-M", "1024", "-N", "10000", "-T", "100000"],
+           "Box-1D7R", "10240000"),
+          ("1D 15-point sparse", "stencil_1d_half_sparse", ["-M", "1024", "-N", "131072", "-T", "1000"],
+           "Box-1D7R", "134217728")]
+#: (footprint, unit, stencil, fuse, grid, small grid): the bundled kernels on each footprint.
+BUNDLED = [("Box-2D7R", "sparse_tensor_core", "Box-2D1R", 7, "10240x10240", "61x203"),
+           ("Box-2D7R", "sparse_tensor_core", "Box-2D7R", 1, "10240x10240", "61x203"),
+           ("Box-2D7R", "tensor_core", "Box-2D1R", 7, "10240x10240", "61x203"),
+           ("Box-2D7R", "tensor_core", "Box-2D7R", 1, "10240x10240", "61x203")]
+BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011") for grid in ("10240000", "134217728")
+            for unit, name, t in (("sparse_tensor_core", "Box-1D1R", 7), ("sparse_tensor_core", "Box-1D7R", 1),
+                                  ("tensor_core", "Box-1D1R", 7), ("tensor_core", "Box-1D7R", 1),
+                                  ("cuda_core", "Box-1D1R", 7))]
+
+
+def run_spider(path: str, args: list[str]) -> float:
+    """One run of a SPIDER program: the GStencils/s it prints last on its result line."""
+    proc = subprocess.run([path, *args, "--profile"], capture_output=True, text=True, timeout=300)
+    if proc.returncode:
+        raise RuntimeError(f"{path} exited with {proc.returncode}: {proc.stderr[-500:]}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("SPTC")][-1]
+    return float(line.rsplit(",", 1)[1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spider-bin", required=True, help="folder of SPIDER's programs, built by the user")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    from tcadvisor.gpu.backend import cupy, device_info
+    from tcadvisor.gpu.runner import run
+
+    cp = cupy()
+    os.makedirs(args.out, exist_ok=True)
+    gpu, today = device_info()["name"], datetime.date.today().isoformat()
+    rows = []
+    for label, prog, pargs, footprint, sgrid in SPIDER:
+        path = os.path.join(args.spider_bin, prog)
+        for i in range(args.repeats):
+            g = run_spider(path, pargs)
+            rows.append({"gpu": gpu, "date": today, "code": "SPIDER", "workload": label, "footprint": footprint,
+                         "unit": "dense" if "dense" in prog else "sparse", "stencil": footprint, "fuse": 1,
+                         "grid": sgrid, "run": i, "gstencils_per_step": g, "correct": "",
+                         "kernel": f"{prog} {' '.join(pargs)} --profile"})
+            print(f"SPIDER {label}: {g:.1f} GStencils/s", flush=True)
+    for footprint, unit, name, t, grid, small in BUNDLED:
+        st = parse_stencil(name)
+        chk = run(st, "half", unit, fuse=t, grid=small, steps=2 * t + 1, seed=5, gpu="h100-measured")
+        res = run(st, "half", unit, fuse=t, grid=grid, steps=10 * t, seed=1, check=False, repeats=args.repeats,
+                  gpu="h100-measured")
+        per_step = res.gstencils / (7 if t == 7 else 1)
+        rows.append({"gpu": gpu, "date": today, "code": "tcadvisor", "workload": f"{footprint} as {name} x{t}",
+                     "footprint": footprint, "unit": unit, "stencil": name, "fuse": t, "grid": grid, "run": "median",
+                     "gstencils_per_step": per_step, "correct": chk.passed, "kernel": res.kernel})
+        print(f"tcadvisor {unit} {name} x{t}: {per_step:.1f} GStencils/s per {footprint} step, "
+              f"correct={chk.passed}", flush=True)
+        cp.get_default_memory_pool().free_all_blocks()
+    with open(os.path.join(args.out, "side-by-side.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    spider = {(r["grid"], r["unit"]): [] for r in rows if r["code"] == "SPIDER"}
+    for r in rows:
+        if r["code"] == "SPIDER":
+            spider[(r["grid"], r["unit"])].append(r["gstencils_per_step"])
+    med = {k: statistics.median(v) for k, v in spider.items()}
+    lines = [f"# SPIDER and the bundled kernels side by side ({gpu}, {today})", "",
+             "Written by `benchmarks/spider_side_by_side.py`. GStencils/s per SPIDER step (one 15 x 15 box in 2D, "
+             "15 points in 1D); SPIDER: median of its runs, FP16 accumulation; bundled: FP32 accumulation.", "",
+             "| workload | grid | SPIDER sparse | SPIDER dense | bundled | correct | bundled / SPIDER sparse | "
+             "bundled / SPIDER dense |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["code"] != "tcadvisor":
+            continue
+        s, d = med.get((r["grid"], "sparse")), med.get((r["grid"], "dense"))
+        g = r["gstencils_per_step"]
+        lines.append(f"| {r['workload']} ({r['unit']}) | {r['grid']} | {s:.1f} | {'' if d is None else f'{d:.1f}'} | {g:.1f} | "
+                     f"{r['correct']} | {g / s:.2f} | {'' if d is None else f'{g / d:.2f}'} |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "summary.md"), "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
