@@ -1,4 +1,5 @@
-"""The compiler's report (registers, spill bytes) for the tiles the 3D CUDA-core planner tries: no GPU needed.
+"""The compiler's report (registers, spill bytes) for the tiles the 3D CUDA-core planner tries and the 1D dense
+Tensor Core kernels: no GPU needed.
 
     python benchmarks/ptxas_resources.py [--out kernels/compiled-resources.csv] [--workers 4]
 
@@ -9,8 +10,13 @@ configurations and skipped, but for the FP32 tiles FP16/BF16 borrow: those are c
 spill the generic rule goes on), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
 are compiled in the planner's order with nvcc for sm_90 (``-Xptxas -v``, the options NVRTC gets from
 tcadvisor.gpu.backend.module) until one does not spill (at most plans.SPILL_TOLERANCE bytes); a depth where every candidate spills ends the
-shape's scan.  The table is what :func:`tcadvisor.gpu.plans.compiled_resources` reads: the planner
-believes the compiler over its own register estimate wherever a configuration is listed.
+shape's scan.  Then the dense Tensor Core kernel's default plan in 1D at every fused radius it takes (1 to
+tensor_cores.MAX_FUSED_RADIUS_1D) in FP64, TF32, FP16 and BF16, with the instruction it picks on an H100: in
+1D its register count grows with the K chunks, faster in 16-bit than the planner's estimate (FP16 at r·t = 64:
+156 registers against an estimate of 82), and a warp computes one tile and exits, so the resident warps set the
+bytes in flight.  The table is what :func:`tcadvisor.gpu.plans.compiled_resources` reads: the 3D CUDA-core planner
+takes the first tile that does not spill, and the dense Tensor Core kernel's occupancy (planner and refined model)
+takes the compiler's count over the register estimate wherever its configuration is listed.
 """
 from __future__ import annotations
 
@@ -96,6 +102,31 @@ def scan(stencil, precision, workdir, known):
     return rows
 
 
+def tc1d_rows(workdir, known, pool):
+    """The dense Tensor Core kernel's default plan in 1D at every fused radius it takes, in every precision
+    (compiled on ``pool``)."""
+    from tcadvisor.gpu.tensor_cores import MAX_FUSED_RADIUS_1D
+    from tcadvisor.hardware import find_spec
+    from tcadvisor.stencil import Stencil
+    from tcadvisor.validate.corpus import default_mma
+
+    spec, st, rows = find_spec("h100"), Stencil.box(1, 1), []
+    todo = [(precision, R, plans.plan_tensor_cores(st, R, precision,
+                                                   default_mma("tensor_core", st, R, precision, spec)))
+            for precision in ("fp64", "tf32", "fp16", "bf16") for R in range(1, MAX_FUSED_RADIUS_1D + 1)]
+
+    def report(plan):
+        key = (plan.source, plans.defines_key(plan.defines))
+        return known[key] if key in known else compile_report(plan, workdir)
+
+    for (precision, R, plan), (regs, spill) in zip(todo, pool.map(lambda job: report(job[2]), todo)):
+        rows.append({"source": plan.source, "defines": plans.defines_key(plan.defines), "registers": regs,
+                     "spill_bytes": spill, "stencil": f"1D r·t = {R}", "precision": precision, "fuse": 1,
+                     "tile": str(plan.mma)})
+        print(f"1D r·t = {R} {precision} {plan.mma}: {regs} registers, {spill} B spilled", flush=True)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "kernels", plans.COMPILED_RESOURCES))
@@ -110,12 +141,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as workdir, cf.ThreadPoolExecutor(args.workers) as ex:
         jobs = [ex.submit(scan, s, p, workdir, known) for s in shapes for p in plans.CC_VALUES]
         rows = [r for j in jobs for r in j.result()]
+        rows += tc1d_rows(workdir, known, ex)
     rows.sort(key=lambda r: (r["source"], r["stencil"], r["precision"], r["fuse"], r["defines"]))
     cols = ["source", "defines", "registers", "spill_bytes", "stencil", "precision", "fuse", "tile"]
     with open(args.out, "w") as f:
         f.write(f"# {nvcc_version()} for sm_90 (-Xptxas -v), written by benchmarks/ptxas_resources.py; read by\n"
                 "# tcadvisor.gpu.plans.compiled_resources: the 3D CUDA-core planner takes the first tile that does\n"
-                "# not spill.\n")
+                "# not spill; the dense Tensor Core kernel's occupancy takes these counts over the register estimate.\n")
         f.write(",".join(cols) + "\n")
         for r in rows:
             f.write(",".join(f'"{r[c]}"' if c in ("defines", "tile") else str(r[c]) for c in cols) + "\n")

@@ -327,7 +327,9 @@ def cannot_run(ctx: Context, fuse: int) -> str | None:
 
 
 def _occupancy_note(occ, plan) -> str:
-    regs = f"{plan.registers} registers (estimated)"
+    from .gpu.plans import registers_from_compiler
+
+    regs = f"{plan.registers} registers ({'nvcc for sm_90' if registers_from_compiler(plan) else 'estimated'})"
     return f"{occ.describe()}; {plan.threads} threads, {plan.smem / 1024:.0f} KiB shared, {regs}"
 
 

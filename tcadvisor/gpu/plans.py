@@ -16,7 +16,9 @@ What a plan knows before compiling, and what it estimates:
   check), tile and halo widths, outputs per tile, MMA instructions per output,
   executed FLOPs of a sweep for a given grid and number of resident blocks;
 * estimated: registers per thread (:meth:`LaunchPlan.registers`), counted from
-  the arrays each kernel keeps in registers (:func:`register_estimate`), and
+  the arrays each kernel keeps in registers (:func:`register_estimate`; the
+  compiler's count where kernels/compiled-resources.csv lists a dense Tensor
+  Core configuration), and
   from them the resident blocks per SM (:func:`occupancy`).  On a GPU the
   occupancy API answers instead (:func:`tcadvisor.gpu.backend.blocks_per_sm`).
 """
@@ -283,7 +285,7 @@ class LaunchPlan:
 
     @property
     def registers(self) -> int:
-        """Registers per thread, estimated before compiling (:func:`register_estimate`)."""
+        """Registers per thread: the compiler's count where the table has it, else estimated (:func:`register_estimate`)."""
         return register_estimate(self)
 
     def occupancy(self, sm: Multiprocessors, registers: int | None = None) -> Occupancy:
@@ -1209,14 +1211,33 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
 
 #: Registers per thread beyond the live arrays (addresses, loop counters, temporaries), per kernel file:
 #: the median over the validation runs on the H100 (docs/model.md, "Registers").
+#: Kernel files whose registers per thread (hence occupancy) are the compiler's count where
+#: :data:`COMPILED_RESOURCES` lists the configuration.  The dense Tensor Core kernel: in 1D, where the table lists
+#: its default plan at every fused radius and precision, the 16-bit count grows about twice as fast with the K
+#: chunks as the live words (FP16 at r·t = 64: 156 registers against an estimate of 82), and with the counts the
+#: refined model's leave-one-shape-out error fell (H100 median 13.7 -> 12.7 %, winners 104 -> 106 of 153; H200
+#: winners 121 -> 124 of 179, median 15.4 -> 15.7 %; validation/results/refined-fit-2026-11-27/).  Not the 3D
+#: CUDA-core tiles: their counts choose tiles that do not spill, but used for the occupancy they made the held-out
+#: errors worse (H200 median 16.1 %, p90 50.4 %), so that model keeps the estimate its constants were fitted with.
+OCCUPANCY_FROM_COMPILER = ("tensor_cores.cu",)
 REGISTER_OVERHEAD = {"cuda_cores_1d.cu": 16, "cuda_cores_2d.cu": 22, "cuda_cores_3d.cu": 42, "tensor_cores.cu": 16,
                      "sparse_tensor_cores.cu": 18}
+
+
+def registers_from_compiler(plan: LaunchPlan) -> int | None:
+    """The compiler's register count for ``plan`` where :data:`OCCUPANCY_FROM_COMPILER` and the table have it."""
+    if plan.source not in OCCUPANCY_FROM_COMPILER:
+        return None
+    report = compiled_resources().get((plan.source, defines_key(plan.defines)))
+    return None if report is None else report[0]
 
 
 def register_estimate(plan: LaunchPlan) -> int:
     """Registers per thread the compiler will give ``plan``'s kernel, estimated before compiling.
 
-    The arrays each kernel keeps live across its main loop (pending partial sums
+    For the kernel files of :data:`OCCUPANCY_FROM_COMPILER`, the compiler's own count where
+    :data:`COMPILED_RESOURCES` lists the configuration.  Elsewhere the arrays each kernel
+    keeps live across its main loop (pending partial sums
     or accumulator fragments, the slice of inputs in flight, weight fragments
     held in registers, or hoisted by the compiler from L1: :attr:`LaunchPlan.live_words`)
     plus the addressing and temporaries of that kernel file (:data:`REGISTER_OVERHEAD`),
@@ -1224,4 +1245,7 @@ def register_estimate(plan: LaunchPlan) -> int:
     docs/model.md ("Occupancy") compares the estimate with the counts the
     compiler reported in the validation runs.
     """
+    counted = registers_from_compiler(plan)
+    if counted is not None:
+        return counted
     return min(plan.register_cap, plan.live_words + REGISTER_OVERHEAD[plan.source])
