@@ -13,7 +13,10 @@ FP16, stays in the H100's 50 MB L2 cache.  The GStencils/s it prints (points x s
 events) are kept, and the median reported.
 
 The bundled kernels run the same stencil footprints: SPIDER's 2D step is one 15 x 15 box (Box-2D7R), which is
-Box-2D1R fused x 7 as well; its 1D step is 15 points (Box-1D7R), Box-1D1R fused x 7.  Both forms are timed
+Box-2D1R fused x 7 as well; its 1D step is 15 points (Box-1D7R), Box-1D1R fused x 7.  SPIDER's 1D program applies
+that stencil along the rows of an M x N array (-M 1024: N independent lines of 1024 points, each with its own
+8-point halo, adjacent lines adjacent in memory), the bundled kernels along one line of M·N points: the same
+arithmetic and bytes per point, not the same boundaries or access pattern.  Both forms are timed
 (each first checked sweep by sweep against the float64 reference on a small odd grid, then timed on the large
 one, median of repeats), and their throughput is given per SPIDER step: GStencils/s of a fused x 7 kernel
 counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32.
