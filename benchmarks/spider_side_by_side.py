@@ -15,8 +15,10 @@ events) are kept, and the median reported.
 The bundled kernels run the same stencil footprints: SPIDER's 2D step is one 15 x 15 box (Box-2D7R), which is
 Box-2D1R fused x 7 as well; its 1D step is 15 points (Box-1D7R), Box-1D1R fused x 7.  SPIDER's 1D program applies
 that stencil along the rows of an M x N array (-M 1024: N independent lines of 1024 points, each with its own
-8-point halo, adjacent lines adjacent in memory), the bundled kernels along one line of M·N points: the same
-arithmetic and bytes per point, not the same boundaries or access pattern.  Both forms are timed
+8-point halo, adjacent lines adjacent in memory), the bundled 1D kernels along one line of M·N points: the same
+arithmetic and bytes per point, not the same boundaries or access pattern.  So SPIDER's own 1D problem is timed
+too, on the bundled 2D kernels: a custom stencil of 15 offsets along y (``column-15``) on a 1024 x N grid.  Both
+forms are timed
 (each first checked sweep by sweep against the float64 reference on a small odd grid, then timed on the large
 one, median of repeats), and their throughput is given per SPIDER step: GStencils/s of a fused x 7 kernel
 counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32.
@@ -35,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.stencil import Stencil, parse_stencil  # noqa: E402
 
 #: (label, program, arguments, stencil footprint, grid as the bundled kernels name it) of SPIDER's runs.
 SPIDER = [("2D 15x15 sparse", "stencil_2d_half_sparse", ["-M", "10240", "-N", "10240", "-T", "1000"], "Box-2D7R",
@@ -46,15 +48,22 @@ SPIDER = [("2D 15x15 sparse", "stencil_2d_half_sparse", ["-M", "10240", "-N", "1
            "Box-1D7R", "10240000"),
           ("1D 15-point sparse", "stencil_1d_half_sparse", ["-M", "1024", "-N", "131072", "-T", "1000"],
            "Box-1D7R", "134217728")]
-#: (footprint, unit, stencil, fuse, grid, small grid): the bundled kernels on each footprint.
-BUNDLED = [("Box-2D7R", "sparse_tensor_core", "Box-2D1R", 7, "10240x10240", "61x203"),
-           ("Box-2D7R", "sparse_tensor_core", "Box-2D7R", 1, "10240x10240", "61x203"),
-           ("Box-2D7R", "tensor_core", "Box-2D1R", 7, "10240x10240", "61x203"),
-           ("Box-2D7R", "tensor_core", "Box-2D7R", 1, "10240x10240", "61x203")]
-BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011") for grid in ("10240000", "134217728")
+#: SPIDER's 1D problem itself: the 15-point stencil along y of a 2D array (each column an independent line with its
+#: own halo rows), which the bundled 2D kernels run as a custom stencil of offsets (-7, 0) .. (7, 0).
+COLUMN_15 = Stencil.from_offsets([(d, 0) for d in range(-7, 8)], name="column-15")
+#: (footprint, unit, stencil, fuse, grid, small grid, SPIDER's grid to compare with): the bundled kernels on each
+#: footprint.
+BUNDLED = [("Box-2D7R", "sparse_tensor_core", "Box-2D1R", 7, "10240x10240", "61x203", "10240x10240"),
+           ("Box-2D7R", "sparse_tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240"),
+           ("Box-2D7R", "tensor_core", "Box-2D1R", 7, "10240x10240", "61x203", "10240x10240"),
+           ("Box-2D7R", "tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240")]
+BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011", grid) for grid in ("10240000", "134217728")
             for unit, name, t in (("sparse_tensor_core", "Box-1D1R", 7), ("sparse_tensor_core", "Box-1D7R", 1),
                                   ("tensor_core", "Box-1D1R", 7), ("tensor_core", "Box-1D7R", 1),
                                   ("cuda_core", "Box-1D1R", 7))]
+BUNDLED += [("Box-1D7R", unit, COLUMN_15, 1, grid, "61x203", spider) for grid, spider in
+            (("1024x10000", "10240000"), ("1024x131072", "134217728"))
+            for unit in ("sparse_tensor_core", "tensor_core", "cuda_core")]
 
 
 def run_spider(path: str, args: list[str]) -> float:
@@ -85,19 +94,20 @@ def main(argv=None) -> int:
             g = run_spider(path, pargs)
             rows.append({"gpu": gpu, "date": today, "code": "SPIDER", "workload": label, "footprint": footprint,
                          "unit": "dense" if "dense" in prog else "sparse", "stencil": footprint, "fuse": 1,
-                         "grid": sgrid, "run": i, "gstencils_per_step": g, "correct": "",
+                         "grid": sgrid, "spider_grid": sgrid, "run": i, "gstencils_per_step": g, "correct": "",
                          "kernel": f"{prog} {' '.join(pargs)} --profile"})
             print(f"SPIDER {label}: {g:.1f} GStencils/s", flush=True)
-    for footprint, unit, name, t, grid, small in BUNDLED:
-        st = parse_stencil(name)
+    for footprint, unit, name, t, grid, small, spider_grid in BUNDLED:
+        st = parse_stencil(name) if isinstance(name, str) else name
         chk = run(st, "half", unit, fuse=t, grid=small, steps=2 * t + 1, seed=5, gpu="h100-measured")
         res = run(st, "half", unit, fuse=t, grid=grid, steps=10 * t, seed=1, check=False, repeats=args.repeats,
                   gpu="h100-measured")
         per_step = res.gstencils / (7 if t == 7 else 1)
-        rows.append({"gpu": gpu, "date": today, "code": "tcadvisor", "workload": f"{footprint} as {name} x{t}",
-                     "footprint": footprint, "unit": unit, "stencil": name, "fuse": t, "grid": grid, "run": "median",
+        rows.append({"gpu": gpu, "date": today, "code": "tcadvisor", "workload": f"{footprint} as {st.name} x{t}",
+                     "footprint": footprint, "unit": unit, "stencil": st.name, "fuse": t, "grid": grid,
+                     "spider_grid": spider_grid, "run": "median",
                      "gstencils_per_step": per_step, "correct": chk.passed, "kernel": res.kernel})
-        print(f"tcadvisor {unit} {name} x{t}: {per_step:.1f} GStencils/s per {footprint} step, "
+        print(f"tcadvisor {unit} {st.name} x{t} on {grid}: {per_step:.1f} GStencils/s per {footprint} step, "
               f"correct={chk.passed}", flush=True)
         cp.get_default_memory_pool().free_all_blocks()
     with open(os.path.join(args.out, "side-by-side.csv"), "w", newline="") as fh:
@@ -117,7 +127,7 @@ def main(argv=None) -> int:
     for r in rows:
         if r["code"] != "tcadvisor":
             continue
-        s, d = med.get((r["grid"], "sparse")), med.get((r["grid"], "dense"))
+        s, d = med.get((r["spider_grid"], "sparse")), med.get((r["spider_grid"], "dense"))
         g = r["gstencils_per_step"]
         lines.append(f"| {r['workload']} ({r['unit']}) | {r['grid']} | {s:.1f} | {'' if d is None else f'{d:.1f}'} | {g:.1f} | "
                      f"{r['correct']} | {g / s:.2f} | {'' if d is None else f'{g / d:.2f}'} |")
