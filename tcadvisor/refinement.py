@@ -329,7 +329,8 @@ def cannot_run(ctx: Context, fuse: int) -> str | None:
 def _occupancy_note(occ, plan) -> str:
     from .gpu.plans import registers_from_compiler
 
-    regs = f"{plan.registers} registers ({'nvcc for sm_90' if registers_from_compiler(plan) else 'estimated'})"
+    counted = registers_from_compiler(plan)
+    regs = f"{plan.registers} registers (estimated)" if counted is None else f"{counted} registers (nvcc for sm_90)"
     return f"{occ.describe()}; {plan.threads} threads, {plan.smem / 1024:.0f} KiB shared, {regs}"
 
 

@@ -1209,8 +1209,6 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
 # --------------------------------------------------------------------------- registers
 
 
-#: Registers per thread beyond the live arrays (addresses, loop counters, temporaries), per kernel file:
-#: the median over the validation runs on the H100 (docs/model.md, "Registers").
 #: Kernel files whose registers per thread (hence occupancy) are the compiler's count where
 #: :data:`COMPILED_RESOURCES` lists the configuration.  The dense Tensor Core kernel: in 1D, where the table lists
 #: its default plan at every fused radius and precision, the 16-bit count grows about twice as fast with the K
@@ -1220,6 +1218,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
 #: CUDA-core tiles: their counts choose tiles that do not spill, but used for the occupancy they made the held-out
 #: errors worse (H200 median 16.1 %, p90 50.4 %), so that model keeps the estimate its constants were fitted with.
 OCCUPANCY_FROM_COMPILER = ("tensor_cores.cu",)
+#: Registers per thread beyond the live arrays (addresses, loop counters, temporaries), per kernel file:
+#: the median over the validation runs on the H100 (docs/model.md, "Registers").
 REGISTER_OVERHEAD = {"cuda_cores_1d.cu": 16, "cuda_cores_2d.cu": 22, "cuda_cores_3d.cu": 42, "tensor_cores.cu": 16,
                      "sparse_tensor_cores.cu": 18}
 
