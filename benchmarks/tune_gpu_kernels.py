@@ -683,6 +683,58 @@ def variants_sptc3d_r2():
     return out
 
 
+def variants_tc_1d_rows():
+    """Both Tensor Core kernels in 1D with the line launched as rows of one block's warp tiles (a warp streams many
+    tiles, the next one in flight) against the line as one row (a warp computes one tile and exits), side by side
+    at the defaults otherwise; where the default loads nothing ahead (deep FP64/TF32), rows with one slice ahead
+    too; a grid one point short of 2^27 (a tail launch of 511 points); the CUDA-core kernel at t = 16 beside them.
+    The refined model, asked first (benchmarks/ask_line_rows.py), predicts 1.13-1.48x where a slice is loaded
+    ahead, nothing where none is."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.hardware import find_spec
+    from tcadvisor.validate.corpus import default_mma
+
+    spec = find_spec("h100-calibrated")
+    out = []
+    dense = {"Box-1D1R": (1, 4, 16), "Box-1D2R": (1, 4, 16), "Box-1D3R": (1, 4, 11)}
+    sparse = {"Box-1D1R": (1, 3, 7), "Box-1D2R": (1, 3), "Box-1D3R": (1, 2), "Box-1D7R": (1,)}
+    precision = {"double": "fp64", "float": "tf32", "half": "fp16"}
+    for dtype in ("double", "float", "half"):
+        for name, ts in dense.items():
+            st = parse_stencil(name)
+            for t in ts:
+                for rows in (False, True):
+                    out.append((name, dtype, "134217728", "tensor_core", t, None, {"line_rows": rows}))
+                mma = default_mma("tensor_core", st, t, precision[dtype], spec)
+                plan = plans.plan_tensor_cores(st, t, precision[dtype], mma)
+                if plan.options["prefetch"] == 0:
+                    out.append((name, dtype, "134217728", "tensor_core", t, None,
+                                {"line_rows": True, "prefetch": 1, "weights_shared": plan.options["weights_shared"],
+                                 "l2_prefetch": plan.options["l2_prefetch"]}))
+        if dtype != "double":
+            for name, ts in sparse.items():
+                for t in ts:
+                    for rows in (False, True):
+                        out.append((name, dtype, "134217728", "sparse_tensor_core", t, None, {"line_rows": rows}))
+        out.append(("Box-1D1R", dtype, "134217728", "cuda_core", 16, None, {}))
+    for unit, t in (("tensor_core", 1), ("tensor_core", 16), ("sparse_tensor_core", 1)):
+        for rows in (False, True):
+            out.append(("Box-1D1R", "half", "134217727", unit, t, None, {"line_rows": rows}))
+    return out
+
+
+def variants_tc_1d_rows_edge():
+    """The dense kernel in FP64 and TF32 between r·t = 1 and 8, where tc-1d-rows found the rows slower (r·t ≤ 4:
+    0.86-0.98x on the H200) and faster (r·t ≥ 8), both layouts side by side."""
+    out = []
+    for dtype in ("double", "float"):
+        for name, t in (("Box-1D1R", 2), ("Box-1D1R", 3), ("Box-1D1R", 5), ("Box-1D1R", 6), ("Box-1D1R", 7),
+                        ("Box-1D2R", 2), ("Box-1D2R", 3), ("Box-1D3R", 2)):
+            for rows in (False, True):
+                out.append((name, dtype, "134217728", "tensor_core", t, None, {"line_rows": rows}))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -702,6 +754,7 @@ SCANS = {
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),
     "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
+    "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
 }
 
 

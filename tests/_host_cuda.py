@@ -178,7 +178,8 @@ def patch_cuda_core_kernels(monkeypatch, device: dict, blocks_per_sm: int = 2):
 def run_sweep(kernel, x, reverse: bool = False):
     """One sweep of ``kernel`` from ``x`` (storage values, (nz, ny, nx)) on host fields of the kernel's own
     geometry, the output poisoned with all-ones bits (NaN in every storage type) and the threads of every
-    barrier interval run in reverse order if asked; returns a copy of the output's interior."""
+    barrier interval run in reverse order if asked; returns a copy of the output's interior.  Afterwards
+    ``kernel.kernel.fmas`` counts the multiply-adds of the whole sweep."""
     geometry = kernel.geometry(x.shape)
     fin = HostField(x.shape, x.dtype, geometry)
     fout = HostField(x.shape, x.dtype, geometry)
@@ -186,5 +187,7 @@ def run_sweep(kernel, x, reverse: bool = False):
     fin.refresh()
     fout.data.view(np.uint8)[...] = 0xFF
     kernel.kernel.reverse = reverse
+    before = kernel.kernel.module.fma_count()
     kernel.sweep(fin, fout)
+    kernel.kernel.fmas = kernel.kernel.module.fma_count() - before  # every launch of the sweep (1D rows: two)
     return fout.interior.copy()

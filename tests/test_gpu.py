@@ -458,3 +458,23 @@ def test_cuda_core_1d_tiles_are_right(dtype, t, options):
               warmup=0, kernel_options=options)
     assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
     assert ("1D tiles" in res.kernel) == (options.get("layout") != "stream")
+
+
+@pytest.mark.parametrize("unit, stencil, t, dtype", [
+    ("tensor_core", Stencil.box(1, 1), 1, "double"), ("tensor_core", Stencil.box(1, 2), 4, "float"),
+    ("tensor_core", Stencil.box(1, 1), 16, "half"), ("tensor_core", Stencil.box(1, 3), 3, "bfloat16"),
+    ("sparse_tensor_core", Stencil.box(1, 1), 3, "float"), ("sparse_tensor_core", Stencil.box(1, 7), 1, "half"),
+    ("sparse_tensor_core", Stencil.from_offsets([(-3,), (0,), (2,)]), 2, "bfloat16")],
+    ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+def test_a_1d_line_as_rows_matches_the_line_as_one_row(unit, stencil, t, dtype):
+    """A 1D line launched as rows (several rows per warp on 3 million points, and a tail launch) passes every
+    sweep's check, and with the same weights and input its errors are exactly those of the line as one row (the
+    same code on the same operands gives the same bits)."""
+    from tcadvisor.gpu.runner import run
+
+    results = [run(stencil, dtype, unit, fuse=t, grid="3000011", steps=2 * t + 1, seed=11, gpu="h100", repeats=1,
+                   warmup=0, kernel_options={"line_rows": rows}) for rows in (True, False)]
+    for res, rows in zip(results, (True, False)):
+        assert res.passed and res.unwritten == 0 and res.check.sweep.violations == 0
+        assert ("the line as rows" in res.kernel) == rows
+    assert results[0].max_rel_error == results[1].max_rel_error

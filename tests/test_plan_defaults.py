@@ -125,6 +125,9 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
     ("  value: {fp64: 7, fp32: 8}", "  value: {fp64: 7, fp16: 8}", "one_row_from.value key 'fp16'"),
     ("tile1d_staged:\n  source: validation/results/h100-sxm-2026-11-26/cc1d-stage\n  value: true\n", "",
      "no tile1d_staged"),
+    ("    dense: {fp64: 7, tf32: 16, fp16: 1}", "    dense: {fp64: 7, tf32: 16, fp16: 0}",
+     r"tensor_cores_1d_rows\.value\.dense\.fp16 is 0"),
+    ("    sparse: {fp16: 1}", "    sparse: {fp16: 1}\n    cuda: {fp16: 1}", "tensor_cores_1d_rows.value key 'cuda'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError
@@ -227,3 +230,23 @@ if __name__ == "__main__":
                            for k in sorted(records)))
         f.write("\n}}\n")
     print(f"{len(records)} configurations -> {GOLDEN}")
+
+
+def test_1d_lines_run_as_rows_from_the_measured_fused_radius():
+    """``tensor_cores_1d_rows``: dense FP16/BF16 and sparse FP16/BF16 at every r·t, dense FP64 from r·t = 7 and TF32
+    from 16, sparse TF32 never; 2D never, whatever the table says (it has a streamed axis of its own)."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.mma import MmaShape
+    from tcadvisor.stencil import Stencil
+
+    def dense(st, t, p):
+        return plans.plan_tensor_cores(st, t, p, MmaShape.parse("m16n8k16" if p in ("fp16", "bf16") else "m16n8k8"))
+
+    box1, box2 = Stencil.box(1, 1), Stencil.box(1, 2)
+    assert [dense(box1, t, "fp64").row_width for t in (6, 7)] == [0, 512]
+    assert [dense(box2, t, "tf32").row_width for t in (7, 8)] == [0, 512]  # r·t = 14, 16
+    assert dense(box1, 1, "fp16").row_width == dense(box1, 1, "bf16").row_width == 512
+    assert [plans.plan_sparse_tensor_cores(box1, 1, p).row_width for p in ("tf32", "fp16", "bf16")] == [0, 512, 512]
+    assert dense(Stencil.box(2, 1), 1, "fp16").row_width == 0
+    assert plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 1, "fp16").row_width == 0
+

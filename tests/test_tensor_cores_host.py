@@ -279,3 +279,52 @@ def test_the_dense_kernel_refuses_beyond_its_limit_per_dimension(host_tc, stenci
     with pytest.raises(TcAdvisorError, match=rf"^fused radius r·t = {stencil.radius * fuse} is too large for the Tensor "
                                         rf"Core kernel \(at most {limit}\)$"):
         host_tc("tensor_core", stencil, fuse, "double", w)
+
+
+#: A 1D line launched as rows: 16 blocks of 512 points side by side in the emulation (16 resident blocks), so
+#: rows of 8192: three rows and a tail (24876), rows only (16384), a tail only (300 and 4113, fewer points than
+#: one row), and a deep fused radius.
+LINE_ROWS = [("tensor_core", Stencil.box(1, 1), 3, "half", 24876), ("tensor_core", Stencil.box(1, 2), 4, "double", 16384),
+             ("tensor_core", Stencil.box(1, 2), 16, "float", 9000),
+             ("sparse_tensor_core", Stencil.box(1, 1), 3, "half", 24876),
+             ("sparse_tensor_core", Stencil.from_offsets([(-3,), (0,), (2,)]), 2, "float", 300),
+             ("sparse_tensor_core", Stencil.box(1, 7), 1, "bfloat16", 4096 + 17)]
+
+
+@pytest.mark.parametrize("unit, stencil, fuse, dtype, n", LINE_ROWS, ids=_ids)
+def test_a_1d_line_as_rows_runs_correctly_on_the_host(host_tc, unit, stencil, fuse, dtype, n):
+    """The rows' halos are their neighbours in the line: every output in the rounding interval, bit for bit what
+    the line as one row gives (the same code and operands), every MMA of both launches counted; a perturbed
+    weight fails the same check."""
+    w = random_weights(stencil.mask(), np.random.default_rng(7))
+    rows = host_tc(unit, stencil, fuse, dtype, w, line_rows=True)
+    one = host_tc(unit, stencil, fuse, dtype, w, line_rows=False)
+    assert rows.plan.row_width == 512 and one.plan.row_width == 0
+    launches = rows.plan.launches((1, 1, n), 16)
+    width = 16 * 512 if n >= 16 * 512 else n // 512 * 512
+    assert sum(ln.nx * ln.ns for ln in launches) == n
+    assert len(launches) == (n >= 512) + (width == 0 or n % width > 0)
+    if n >= 512:
+        assert launches[0].nx == launches[0].row_pitch == width and launches[0].ns == n // width
+        assert launches[0].grid == (width // 512, 1, 1) and launches[0].per == n // width
+    x = data((1, 1, n), dtype)
+    out = run_sweep(rows, x)
+    assert len(rows.kernel.launches) == len(launches)
+    assert np.isfinite(from_storage(out, dtype)).all()
+    result = check(rows, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    assert 2 * rows.kernel.fmas == rows.executed_flops((1, 1, n))
+    assert np.array_equal(out.view(np.uint8), run_sweep(one, x).view(np.uint8))
+    assert np.array_equal(out.view(np.uint8), run_sweep(rows, x, reverse=True).view(np.uint8))
+    bad = host_tc(unit, stencil, fuse, dtype, perturb_largest_weight(w, rows.precision), line_rows=True)
+    assert not check(rows, x, run_sweep(bad, x)).passed
+
+
+def test_rows_are_a_1d_layout():
+    """Asked of a 2D stencil, the rows layout is refused in one line (it has a streamed axis already)."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.mma import MmaShape
+
+    with pytest.raises(TcAdvisorError, match=r"^line_rows: the Tensor Core kernel lays a 1D line out as rows; "
+                                             r"this stencil is 2D$"):
+        plans.plan_tensor_cores(Stencil.box(2, 1), 1, "fp16", MmaShape.parse("m16n8k16"), line_rows=True)

@@ -46,6 +46,7 @@ ENTRIES = {
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
     "sparse_tensor_cores": "dimensions -> precision -> fused radius -> {knobs}",
+    "tensor_cores_1d_rows": "kernel (dense, sparse) -> precision -> the fused radius from which a 1D line runs as rows",
 }
 
 
@@ -68,6 +69,7 @@ class MeasuredDefaults:
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
     sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
+    line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.row_width)
     sources: dict  # entry -> tuple of results folders
 
 
@@ -182,6 +184,11 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
     staged = v["tile1d_staged"]
     if not isinstance(staged, bool):
         raise rd.fail("tile1d_staged.value", "true or false", staged)
+    line_rows = {}
+    for kernel, by_precision in rd.mapping(v["tensor_cores_1d_rows"], "tensor_cores_1d_rows.value",
+                                           ("dense", "sparse")).items():
+        for p, radius in rd.mapping(by_precision, f"tensor_cores_1d_rows.value.{kernel}", _PRECISIONS).items():
+            line_rows[kernel, p] = rd.int_(radius, f"tensor_cores_1d_rows.value.{kernel}.{p}", 1, 64)
     cc3d = {}
     # fp16: the FP16/BF16 pairs' own tiles where they were measured (else they take FP32's)
     for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS + ("fp16",)).items():
@@ -218,6 +225,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
                                    lambda x, where: rd.int_(x, where, 0, 32)),
         sptc=rd.by_fused_radius(v["sparse_tensor_cores"], "sparse_tensor_cores.value",
                                 lambda x, where: rd.knobs(x, where, _SPTC_KNOBS)),
+        line_rows_from=line_rows,
         sources=sources,
     )
 

@@ -153,3 +153,28 @@ class MatrixUnitKernel(BundledKernel):
             return (f"{stencil.name} fused x{fuse} has {rows} kernel {cls.row_word}s; the {cls.label} kernel's "
                     f"compile-time {cls.row_word} mask holds {MASK_BITS} (3D: r·t ≤ {deepest})")
         return cls.device_reason(precision, device) if device is not None else None
+
+    # ------------------------------------------------------------------ launching
+    def _slots(self) -> int:
+        """Resident blocks on the whole GPU (the occupancy API's count for the compiled kernel)."""
+        raise NotImplementedError
+
+    def _axes(self, f):
+        """(ni, ns, pitch_i, pitch_s, Gi, Gs): the kernel's inner and stream axes on the padded field ``f``."""
+        g = f.geometry
+        if self.stencil.dims == 3:
+            return f.ny, f.nz, f.pitch_y, f.pitch_z, g.gy, g.gz
+        if self.stencil.dims == 2:
+            return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
+        return 1, 1, f.pitch_y, f.pitch_z, 0, 0
+
+    def _launches(self, fin, fout):
+        """Per launch of the plan (:meth:`tcadvisor.gpu.plans.LaunchPlan.launches`): ``(grid, per, input, output,
+        nx, ni, ns, pitch_i, pitch_s, Gi, Gs)``, the fields' data starting at the launch's offset (a view: the
+        second launch of a 1D line as rows starts past its rows, so the kernel's own indices stay small)."""
+        ni, ns, pi, ps, gi, gs = self._axes(fin)
+        for ln in self.plan.launches((fin.nz, fin.ny, fin.nx), self._slots()):
+            src, dst = fin.data, fout.data
+            if ln.offset:
+                src, dst = src.reshape(-1)[ln.offset:], dst.reshape(-1)[ln.offset:]
+            yield (ln.grid, ln.per, src, dst, ln.nx, ni, ln.ns, pi, ln.row_pitch or ps, gi, gs)

@@ -226,6 +226,20 @@ def split_stream(extent: int, across: int, slots: int, fill: int) -> tuple[int, 
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a sweep: ``grid`` and ``per`` (slices per block) over the part of the field that starts
+    ``offset`` elements into the padded data, ``nx`` points wide and ``ns`` slices long along the streamed axis,
+    ``row_pitch`` elements apart (None: the field's own pitch of that axis)."""
+
+    grid: tuple[int, int, int]
+    per: int
+    offset: int
+    nx: int
+    ns: int
+    row_pitch: int | None = None
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     """One bundled kernel's configuration: compile-time shape, tiles, resources, work per sweep.
 
@@ -365,6 +379,44 @@ class LaunchPlan:
         ni = ny if self.dims == 3 else 1
         return (math.ceil(tiles / self.options["wx"]), math.ceil(ni / self.inner_rows_per_block), chunks), per
 
+    @property
+    def row_width(self) -> int:
+        """1D Tensor Core plans launched as rows: the points of one block's warp tiles, what a row of the launch
+        holds per block side by side (:meth:`launches`); 0: the line as one row."""
+        return self.options.get("row_width", 0) if self.dims == 1 and self.unit != "cuda_core" else 0
+
+    def launches(self, shape3: tuple[int, int, int], slots: int) -> tuple[Launch, ...]:
+        """Every launch of one sweep over a (nz, ny, nx) grid, ``slots`` resident blocks on the GPU.
+
+        One launch, except a 1D line launched as rows: with ``b`` blocks side by side (as many as are resident at
+        once, ``slots``, and as the line fills) a row is ``b`` × :attr:`row_width` points, and the first
+        ⌊nx/row⌋ rows of the line are launched as a 2D grid of that width whose rows follow one another in memory
+        (the streamed pitch is the row, so a row's halo is its neighbours in the line).  The Tensor Core kernels
+        stream it as they stream the rows of a 2D grid: each warp walks ⌊nx/row⌋ tiles with the next one's loads
+        in flight, and at every step the resident blocks read one stretch of the line, in order, as a launch of
+        the line as one row does.  The remaining points go in a second launch of one row.  A 1D line as one row
+        gives each warp one tile, and it exits (Nsight Compute, 2026-11-27: 22 % of the warps resident, 24 % of
+        DRAM bandwidth at r·t = 32, validation/results/h100-sxm-2026-11-27/tc1d-ncu).  Rows that each block
+        streamed from its own stretch of the line (blocks far apart in memory) measured 1-5 % slower than these
+        in FP64 and TF32 on the H100 (validation/results/h100-sxm-2026-11-27/tc-1d-rows-chunked).  Which
+        configurations are launched as rows: :func:`row_width`.
+        """
+        nz, ny, nx = shape3
+        block = self.row_width
+        if not block:
+            grid, per = self.launch(shape3, slots)
+            return (Launch(grid, per, 0, nx, self._extents(shape3)[2]),)
+        across = max(1, min(slots, nx // block))
+        width = across * block
+        rows, tail = divmod(nx, width)
+        out = []
+        if rows:
+            out.append(Launch((across, 1, 1), rows, 0, width, rows, width))
+        if tail:
+            grid, per = self.launch((1, 1, tail), slots)
+            out.append(Launch(grid, per, rows * width, tail, 1))
+        return tuple(out)
+
     def executed_slices(self, ns: int, chunks: int, per: int) -> int:
         """Slices every tile column executes over the streamed axis, pipeline start-up included."""
         t = self.fuse
@@ -388,17 +440,18 @@ class LaunchPlan:
         mma.sp, as α counts it).  ``slots``: resident blocks on the whole GPU.
         """
         nz, ny, nx = shape3
-        grid, per = self.launch(shape3, slots)
-        _, _, ns = self._extents(shape3)
-        chunks = grid[2] if (self.dims == 3 or self.unit != "cuda_core") else grid[1]
-        slices = self.executed_slices(ns, chunks, per)
         if self.unit == "cuda_core":
+            grid, per = self.launch(shape3, slots)
+            _, _, ns = self._extents(shape3)
+            chunks = grid[2] if self.dims == 3 else grid[1]
+            slices = self.executed_slices(ns, chunks, per)
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
             columns = grid[0] * self.lanes * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
         ir = self.options.get("ir", 1)  # a warp of ir lines computes all of them, past the grid's last one too
         ni = math.ceil(ny / ir) * ir if self.dims == 3 else ir  # 2D: ir x tiles per warp tile (1D: ir = 1)
-        mmas = slices * math.ceil(nx / self.outputs["x"]) * ni * self.mma_per_slice
+        mmas = sum(self.executed_slices(ln.ns, ln.grid[2], ln.per) * math.ceil(ln.nx / self.outputs["x"])
+                   for ln in self.launches(shape3, slots)) * ni * self.mma_per_slice
         return mmas * 2.0 * self.mma.macs
 
     def sweep_counts(self, shape3: tuple[int, int, int], slots: int) -> dict:
@@ -412,6 +465,11 @@ class LaunchPlan:
         slices per chunk.
         """
         nz, ny, nx = shape3
+        if self.row_width:  # a 1D line as rows: every launch's tiles over the line's points, nothing streamed twice
+            launches = self.launches(shape3, slots)
+            tiles = sum(ln.ns * math.ceil(ln.nx / self.outputs["x"]) for ln in launches)
+            return {"slices_executed": 1.0, "slices_read": 1.0, "tile_x": tiles * self.outputs["x"] / nx,
+                    "tile_y": 1.0, "per": launches[0].per, "chunks": launches[0].grid[2]}
         grid, per = self.launch(shape3, slots)
         _, _, ns = self._extents(shape3)
         chunks = grid[2] if (self.dims == 3 or self.unit != "cuda_core") else grid[1]
@@ -832,7 +890,8 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
 
 _TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) (?:tiles along x|inner rows) per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
-                      r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?min (\d+) blocks/SM")
+                      r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?(?:the line as rows, (\d+) points per block, )?"
+                      r"min (\d+) blocks/SM")
 
 
 def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -840,24 +899,25 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
     """The plan of a recorded dense Tensor Core run, from the kernel's description of itself
     (:meth:`tcadvisor.gpu.tensor_cores.TensorCoreKernel.describe`): its MMA shape, warps per block, x tiles
     per warp (2D; descriptions from before them do not name them), where its weights lived, the slices it loaded ahead into registers and into L2, and its register cap.
-    Descriptions from before the L2 prefetch and the shared-memory weights name neither, and were made
-    without them."""
+    Descriptions from before the L2 prefetch, the shared-memory weights and the 1D rows name none of them, and
+    were made without them (a 1D line as one row, whatever today's default)."""
     m = _TC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
     where = m[4]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
-                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[7]), rowmask=rowmask,
+                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[8]), rowmask=rowmask,
                              l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
                              shared_words=where == "shared memory",
                              x_tiles=int(m[3] or 1) if stencil.dims != 3 else None,
-                             inner_rows=int(m[3] or 1) if stencil.dims == 3 else None)
+                             inner_rows=int(m[3] or 1) if stencil.dims == 3 else None,
+                             line_rows=bool(m[7]) if stencil.dims == 1 else None)
 
 
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
-                        r"(\d+) slice\(s\) per trip")
+                        r"(?:the line as rows, (\d+) points per block, )?(\d+) slice\(s\) per trip")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -866,18 +926,19 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
     weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
     ahead into registers and
-    into L2, slices staged in shared memory, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
+    into L2, slices staged in shared memory, a 1D line as rows, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
     rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
     m = _SPTC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
     return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[3] == "registers", prefetch=int(m[4]),
-                                    warps=int(m[1]), linemask=linemask, unroll=int(m[7]),
+                                    warps=int(m[1]), linemask=linemask, unroll=int(m[8]),
                                     l2_prefetch=int(m[5] or 0), weights_shared=m[3] == "shared memory",
                                     stages=int(m[6] or 0),
                                     inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
-                                    x_tiles=int(m[2] or 1) if stencil.dims == 2 else None)
+                                    x_tiles=int(m[2] or 1) if stencil.dims == 2 else None,
+                                    line_rows=bool(m[7]) if stencil.dims == 1 else None)
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -972,6 +1033,24 @@ def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str) -> int:
     return int((inner_rows if dims == 3 else x_tiles) or 1)
 
 
+def row_width(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str, fused_radius: int,
+              precision: str) -> int:
+    """Points each block holds of a row when a 1D line is launched as rows (:meth:`LaunchPlan.launches`), 0 for
+    the line as one row: the block's ``warps`` tiles of ``warp_tile`` outputs side by side.
+
+    ``line_rows`` None: the measured default, rows from the fused radius ``tensor_cores_1d_rows`` of
+    kernels/defaults.yaml names for ``kernel`` ("dense" or "sparse") and ``precision`` (BF16 takes FP16's), else
+    one row; given in 2D or 3D it is refused.
+    """
+    if line_rows is None:
+        start = defaults.measured().line_rows_from.get((kernel, "fp16" if precision == "bf16" else precision))
+        line_rows = dims == 1 and start is not None and fused_radius >= start
+    if line_rows and dims != 1:
+        name = "the Tensor Core kernel" if kernel == "dense" else "the Sparse Tensor Core kernel"
+        raise TcAdvisorError(f"line_rows: {name} lays a 1D line out as rows; this stencil is {dims}D")
+    return warp_tile * warps if line_rows else 0
+
+
 def tensor_core_rows(stencil: Stencil, fuse: int) -> int:
     """Non-empty kernel rows (2D) or lines (3D: a row of a plane) of the t-step fused stencil."""
     from ..transforms.support import fused_support
@@ -983,7 +1062,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       prefetch: int | None = None, warps: int | None = None, min_blocks: int | None = None,
                       rowmask: int | None = None, l2_prefetch: int | None = None,
                       weights_shared: bool | None = None, shared_words: bool = False,
-                      x_tiles: int | None = None, inner_rows: int | None = None) -> LaunchPlan:
+                      x_tiles: int | None = None, inner_rows: int | None = None,
+                      line_rows: bool | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -1001,6 +1081,9 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile.
     ``inner_rows`` (3D): adjacent inner output rows per warp, 1, 2 or 4 (K_IR), the same along y: the warp loads
     ni + ir - 1 input rows per slice and each weight fragment read serves one MMA per row.
+    ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`row_width`), so that a warp
+    streams many tiles with the next one in flight instead of computing one and exiting; None: the measured
+    default, whichever other knobs are given (it is a layout of the launch, not of the compiled code).
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
@@ -1079,6 +1162,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_BSMEM", 1 if shared_words else 2),)
     smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8 * xt
+    width = row_width(d, line_rows, tile_x, wx, "dense", R, precision)
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
                       rows * kch,
@@ -1086,7 +1170,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
-                               "shared_words": shared_words, "ir": xt * ir})
+                               "shared_words": shared_words, "ir": xt * ir, "row_width": width})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores
@@ -1097,7 +1181,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              linemask: int | None = None, unroll: int | None = None,
                              l2_prefetch: int | None = None, weights_shared: bool | None = None,
                              inner_rows: int | None = None, x_tiles: int | None = None,
-                             stages: int | None = None) -> LaunchPlan:
+                             stages: int | None = None, line_rows: bool | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1120,6 +1204,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     in flight while one is multiplied, in place of ``prefetch`` (which must then be 0): a warp's
     ``ni + ir - 1`` rows of 512 bytes (TF32: 1 KiB) per stage.  Slices ahead in registers are moved into place
     at every slice and the move waits for the load (kernels/sparse_tensor_cores.cu, "Why K_BSTAGES").
+    ``line_rows`` (1D): the line launched as rows, as in :func:`plan_tensor_cores`.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, chunks
 
@@ -1197,13 +1282,14 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
     # lines are ir adjacent tiles along x
     tile_x = L * SEGMENTS * (ir if d == 2 else 1)
+    width = row_width(d, line_rows, tile_x, wx, "sparse", R, precision)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
                       (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
                       defines, SHAPES[precision], lines * kc,
                       options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
-                               "stages": stages})
+                               "stages": stages, "row_width": width})
 
 
 # --------------------------------------------------------------------------- registers

@@ -100,7 +100,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
-                 x_tiles: int | None = None, stages: int | None = None):
+                 x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -122,7 +122,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
                                                    unroll=unroll, l2_prefetch=l2_prefetch,
                                                    weights_shared=weights_shared, inner_rows=inner_rows,
-                                                   x_tiles=x_tiles, stages=stages)
+                                                   x_tiles=x_tiles, stages=stages, line_rows=line_rows)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -174,14 +174,6 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         d = self.stencil.dims
         return Geometry(self.R if d == 3 else 0, self.R if d >= 2 else 0, gx, pitch)
 
-    def _axes(self, f: PaddedField):
-        g = f.geometry
-        if self.stencil.dims == 3:
-            return f.ny, f.nz, f.pitch_y, f.pitch_z, g.gy, g.gz
-        if self.stencil.dims == 2:
-            return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
-        return 1, 1, f.pitch_y, f.pitch_z, 0, 0
-
     def _slots(self) -> int:
         return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, self.smem)
 
@@ -192,12 +184,12 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         return int(loads) | (int(gx % 2 == 0) << 1)
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
-        ni, ns, pi, ps, gi, gs = self._axes(fin)
-        grid, per = self.plan.launch((fin.nz, fin.ny, fin.nx), self._slots())
         i32 = np.int32
-        self.kernel(grid, (self.threads,), (fin.data, fout.data, self.avals, self.ameta, i32(fin.nx), i32(ni),
-                                             i32(ns), np.int64(pi), np.int64(ps), i32(fin.geometry.gx), i32(gi),
-                                             i32(gs), i32(per), i32(self.alignment(fin))), shared_mem=self.smem)
+        gx, align = fin.geometry.gx, self.alignment(fin)
+        for grid, per, src, dst, nx, ni, ns, pi, ps, gi, gs in self._launches(fin, fout):
+            self.kernel(grid, (self.threads,), (src, dst, self.avals, self.ameta, i32(nx), i32(ni), i32(ns),
+                                                 np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per),
+                                                 i32(align)), shared_mem=self.smem)
 
     def executed_flops(self, shape3) -> float:
         """FLOPs of every mma.sp issued in one sweep (dense-equivalent m·n·k, as α counts them)."""
@@ -213,6 +205,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + (f"{self.stages} stages in shared memory, " if self.stages else "")
+                + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
                 + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
 
 

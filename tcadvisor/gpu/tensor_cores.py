@@ -120,7 +120,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False,
-                 x_tiles: int | None = None, inner_rows: int | None = None):
+                 x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -150,7 +150,8 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.plan = plans.plan_tensor_cores(stencil, fuse, precision, self.shape, bregs=bregs, prefetch=prefetch,
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
                                             l2_prefetch=l2_prefetch, weights_shared=weights_shared,
-                                            shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows)
+                                            shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows,
+                                            line_rows=line_rows)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -221,29 +222,19 @@ class TensorCoreKernel(MatrixUnitKernel):
         d = self.stencil.dims
         return Geometry(self.R if d == 3 else 0, self.R if d >= 2 else 0, gx, pitch)
 
-    def _axes(self, f: PaddedField):
-        """(ni, ns, pitch_i, pitch_s, Gi, Gs): the kernel's inner and stream axes on this field."""
-        g = f.geometry
-        if self.stencil.dims == 3:
-            return f.ny, f.nz, f.pitch_y, f.pitch_z, g.gy, g.gz
-        if self.stencil.dims == 2:
-            return 1, f.ny, f.pitch_z, f.pitch_y, 0, g.gy
-        return 1, 1, f.pitch_y, f.pitch_z, 0, 0
-
     def _slots(self) -> int:
         return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, self.smem)
 
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
-        ni, ns, pi, ps, gi, gs = self._axes(fin)
-        grid, per = self.plan.launch((fin.nz, fin.ny, fin.nx), self._slots())
         i32 = np.int32
         gx = fin.geometry.gx
         lead = self.construction.details["lead"]
         vec = 4 if self.half else 2  # elements per vector load: 8 bytes of halves, 16 of doubles
         align = int(self.vector_loads and (gx - self.R - lead) % vec == 0) | (int(gx % 2 == 0) << 1)
-        self.kernel(grid, (self.threads,), (fin.data, fout.data, self.wfrag, i32(fin.nx), i32(ni), i32(ns),
-                                             np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs),
-                                             i32(per), i32(align)), shared_mem=self.smem)
+        for grid, per, src, dst, nx, ni, ns, pi, ps, gi, gs in self._launches(fin, fout):
+            self.kernel(grid, (self.threads,), (src, dst, self.wfrag, i32(nx), i32(ni), i32(ns), np.int64(pi),
+                                                 np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per), i32(align)),
+                        shared_mem=self.smem)
 
     def executed_flops(self, shape3) -> float:
         """FLOPs the Tensor Cores execute in one sweep: every MMA issued, padding included."""
@@ -261,6 +252,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                 + f"weights in {'registers' if self.bregs else self._shared_text() if self.weights_shared else 'L1'}, "
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
+                + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
                 + f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")
 
