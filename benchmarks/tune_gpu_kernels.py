@@ -735,6 +735,48 @@ def variants_tc_1d_rows_edge():
     return out
 
 
+def write_unrolled_variant():
+    """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
+    streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
+    from tcadvisor.data import data_dir
+
+    text = (data_dir("kernels") / "tensor_cores.cu").read_text()
+    loop = "    for (int j = S0 - RS; j < S1 + RS; ++j) {\n#if L2PF > 0\n"
+    if text.count(loop) != 1:
+        raise TcAdvisorError("kernels/tensor_cores.cu: the streaming loop to unroll is not where it was")
+    os.makedirs(os.path.join(OTHER_SOURCES, "unroll2"), exist_ok=True)
+    with open(os.path.join(OTHER_SOURCES, "unroll2", "tensor_cores.cu"), "w") as f:
+        f.write(text.replace(loop, "#pragma unroll 2\n" + loop))
+
+
+def variants_tc_1d_rows_ahead():
+    """Where the 1D rows lose (tc-1d-rows: dense FP64/TF32 at small r·t, sparse TF32), ways to keep the next slice's
+    loads in flight without moving the prefetched registers into place at every slice: the dense kernel's streaming
+    loop unrolled by two (``source: unroll2``, build/kernels-at/unroll2/tensor_cores.cu: kernels/tensor_cores.cu
+    with ``#pragma unroll 2`` on that loop, so that two register sets take turns), the L2 prefetch of the next
+    rows, and for the sparse kernel its own K_UNROLL and shared-memory stages; each beside one row and rows as
+    they are, same run.  FP16 and deep FP64 rows with the unrolled loop check that it costs nothing where the
+    rows already win.  Measured (validation/results/h100-sxm-2026-11-27/tc-1d-rows-ahead): none closes the gap."""
+    write_unrolled_variant()
+    out = []
+    for dtype in ("double", "float"):
+        for name, t in (("Box-1D1R", 1), ("Box-1D1R", 2), ("Box-1D1R", 4), ("Box-1D1R", 6), ("Box-1D2R", 4),
+                        ("Box-1D3R", 4)):
+            for knobs in ({"line_rows": False}, {"line_rows": True}, {"line_rows": True, "source": "unroll2"},
+                          {"line_rows": False, "source": "unroll2"}, {"line_rows": True, "l2_prefetch": 2}):
+                out.append((name, dtype, "134217728", "tensor_core", t, None, knobs))
+    for dtype, name, t in (("half", "Box-1D1R", 1), ("half", "Box-1D1R", 16), ("double", "Box-1D1R", 16)):
+        for knobs in ({"line_rows": True}, {"line_rows": True, "source": "unroll2"}):
+            out.append((name, dtype, "134217728", "tensor_core", t, None, knobs))
+    for name, t in (("Box-1D1R", 1), ("Box-1D1R", 3), ("Box-1D1R", 7), ("Box-1D2R", 3)):
+        for knobs in ({"line_rows": False}, {"line_rows": True}, {"line_rows": True, "unroll": 2},
+                      {"line_rows": True, "aregs": True, "prefetch": 0, "stages": 2},
+                      {"line_rows": True, "aregs": True, "prefetch": 0, "stages": 3},
+                      {"line_rows": True, "aregs": True, "prefetch": 2, "l2_prefetch": 2}):
+            out.append((name, "float", "134217728", "sparse_tensor_core", t, None, knobs))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -755,6 +797,7 @@ SCANS = {
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),
     "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
+    "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(),
 }
 
 
