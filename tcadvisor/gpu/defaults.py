@@ -69,7 +69,7 @@ class MeasuredDefaults:
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
     sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
-    line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.row_width)
+    line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
     sources: dict  # entry -> tuple of results folders
 
 

@@ -399,7 +399,7 @@ class LaunchPlan:
         DRAM bandwidth at r·t = 32, validation/results/h100-sxm-2026-11-27/tc1d-ncu).  Rows that each block
         streamed from its own stretch of the line (blocks far apart in memory) measured 1-5 % slower than these
         in FP64 and TF32 on the H100 (validation/results/h100-sxm-2026-11-27/tc-1d-rows-chunked).  Which
-        configurations are launched as rows: :func:`row_width`.
+        configurations are launched as rows: :func:`block_row_points`.
         """
         nz, ny, nx = shape3
         block = self.row_width
@@ -1033,8 +1033,8 @@ def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str) -> int:
     return int((inner_rows if dims == 3 else x_tiles) or 1)
 
 
-def row_width(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str, fused_radius: int,
-              precision: str) -> int:
+def block_row_points(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str,
+                     fused_radius: int, precision: str) -> int:
     """Points each block holds of a row when a 1D line is launched as rows (:meth:`LaunchPlan.launches`), 0 for
     the line as one row: the block's ``warps`` tiles of ``warp_tile`` outputs side by side.
 
@@ -1081,7 +1081,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile.
     ``inner_rows`` (3D): adjacent inner output rows per warp, 1, 2 or 4 (K_IR), the same along y: the warp loads
     ni + ir - 1 input rows per slice and each weight fragment read serves one MMA per row.
-    ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`row_width`), so that a warp
+    ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`block_row_points`), so that a warp
     streams many tiles with the next one in flight instead of computing one and exiting; None: the measured
     default, whichever other knobs are given (it is a layout of the launch, not of the compiled code).
 
@@ -1162,7 +1162,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_BSMEM", 1 if shared_words else 2),)
     smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8 * xt
-    width = row_width(d, line_rows, tile_x, wx, "dense", R, precision)
+    width = block_row_points(d, line_rows, tile_x, wx, "dense", R, precision)
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
                       rows * kch,
@@ -1282,7 +1282,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
     # lines are ir adjacent tiles along x
     tile_x = L * SEGMENTS * (ir if d == 2 else 1)
-    width = row_width(d, line_rows, tile_x, wx, "sparse", R, precision)
+    width = block_row_points(d, line_rows, tile_x, wx, "sparse", R, precision)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
                       (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
                       defines, SHAPES[precision], lines * kc,
