@@ -735,6 +735,35 @@ def variants_tc_1d_rows_edge():
     return out
 
 
+def variants_sptc_r8():
+    """The Sparse Tensor Core kernel at r·t = 8, where each line is two matrices (its even and its odd taps) on the
+    same input fragments: the planner's rule and the knobs the R = 5-7 scans chose (shared-memory weights, x tiles,
+    stages, slices ahead, the L2 prefetch), for Box-2D1R x8, Box-2D2R x4, Box-2D4R x2 and Star-2D1R x8 in FP16
+    and TF32 on 10240^2; beside them the sparse kernel at r·t = 7 of the same stencils (the old limit) and the dense
+    kernel at the same depth, same run.  1D: Box-1D1R x8, Box-1D2R x4, Box-1D8R x1 on 2^27 points, one row and
+    rows."""
+    out = []
+    g2, g1 = "10240x10240", "134217728"
+    twod = (("Box-2D1R", 8, 7), ("Box-2D2R", 4, None), ("Box-2D4R", 2, None), ("Star-2D1R", 8, 7))
+    knobs = [{}, {"weights_shared": True, "prefetch": 1}, {"weights_shared": True, "prefetch": 0, "stages": 3},
+             {"weights_shared": True, "x_tiles": 2, "prefetch": 1},
+             {"weights_shared": True, "x_tiles": 2, "prefetch": 0, "stages": 3}]
+    for dtype in ("half", "float"):
+        for name, t, t7 in twod:
+            for i, kn in enumerate(knobs):
+                out.append((name, dtype, g2, "sparse_tensor_core", t, None, dict(kn)))
+                if dtype == "float" and i in (1, 4):  # TF32 gained from the L2 prefetch at every R = 1-7
+                    out.append((name, dtype, g2, "sparse_tensor_core", t, None, dict(kn, l2_prefetch=3)))
+            if t7:
+                out.append((name, dtype, g2, "sparse_tensor_core", t7, None, {}))
+            out.append((name, dtype, g2, "tensor_core", t, None, {}))
+        for name, t in (("Box-1D1R", 8), ("Box-1D2R", 4), ("Box-1D8R", 1)):
+            for rows in (False, True):
+                out.append((name, dtype, g1, "sparse_tensor_core", t, None, {"line_rows": rows}))
+            out.append((name, dtype, g1, "tensor_core", t, None, {}))
+    return out
+
+
 def write_unrolled_variant():
     """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
     streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
@@ -797,7 +826,7 @@ SCANS = {
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),
     "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
-    "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(),
+    "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
 }
 
 

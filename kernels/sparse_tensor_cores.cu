@@ -7,6 +7,9 @@
 // swap exchanged so that every group of the instruction holds at most 2 of 4
 // (FP16/BF16) or 1 of 2 (TF32) non-zeros.  The compressed values and the 2-bit
 // metadata are built on the host and sit in registers (or L1) for the whole launch.
+// At r·t = 8 (L = 2R) the band is too dense for 2:4: each line is two matrices, its
+// even and its odd taps, each 1:2 after the swap, both applied to the line's B
+// fragments (HALVES = 2: twice the mma.sp per line, the same loads and accumulators).
 //
 // One warp computes a tile of 8 segments x 16 outputs along x (the instruction's
 // N = 8 columns are the 8 segments), for one inner row (3D), streaming the
@@ -37,7 +40,7 @@
 //
 // Compile-time parameters (-D, prefixed K_): K_PREC (0: TF32 on float fields,
 // 1: FP16 on half fields, 2: BF16 on bfloat16 bit patterns), K_R (fused radius,
-// at most 7), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
+// at most 8), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
 // extent: K_NS in 3D, else 1), K_LINEMASK (bit p*NI+a set when kernel line (p, a)
 // is non-empty; lines 0-63), K_LINEMASK_HI (only with more than 64 lines: lines
 // 64-127), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
@@ -189,9 +192,12 @@ __device__ __forceinline__ void lds_frag(const uint4* pv, const unsigned* pm, un
 }
 #endif
 
-#if R > L / 2 - 1
-#error "the strided swap with L = 16 needs a fused radius of at most 7"
+#if R > L / 2
+#error "the strided swap with L = 16 takes a fused radius of at most 8"
 #endif
+// Matrices per kernel line: at R = L / 2 the band is too dense for 2:4 and each line is two matrices, its taps at
+// even and at odd offsets (tcadvisor/transforms/spider.py, halves), both multiplied by the line's B fragments.
+#define HALVES (R == L / 2 ? 2 : 1)
 
 #if PREC == 0
 typedef float real;             // storage: float; operands TF32
@@ -204,6 +210,7 @@ typedef unsigned short real;    // storage: FP16 or BF16 bit patterns
 #define VEC 8
 #define START(t, kc) (((t) & 1) * L + 16 * (kc) + 8 * ((t) >> 1))
 #endif
+#define KA (HALVES * KC)        // A fragments (instructions) per line: fragment hv * KC + kc multiplies B chunk kc
 
 #if K_ORDERED
 #define MMA_SP "mma.sp::ordered_metadata.sync.aligned."
@@ -471,11 +478,11 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     // Every warp of the block reads the same fragments: one copy of the non-empty lines per block, before
     // any warp leaves.  Values first (16 bytes per lane), then metadata (4 bytes per lane).
     uint4* ash = reinterpret_cast<uint4*>(smem_raw);
-    unsigned* msh = reinterpret_cast<unsigned*>(ash + A_SLOTS * KC * 32);
-    for (int i = threadIdx.x; i < NLINES * KC * 32; i += blockDim.x) {
-        const int li = i / (KC * 32);
+    unsigned* msh = reinterpret_cast<unsigned*>(ash + A_SLOTS * KA * 32);
+    for (int i = threadIdx.x; i < NLINES * KA * 32; i += blockDim.x) {
+        const int li = i / (KA * 32);
         if (line_on(li)) {
-            const int at = line_slot(li) * KC * 32 + i % (KC * 32);
+            const int at = line_slot(li) * KA * 32 + i % (KA * 32);
             ash[at] = avals[i];
             msh[at] = ameta[i];
         }
@@ -484,30 +491,30 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
     if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
 
-    // Weight fragments: 4 registers of compressed values and 1 of metadata per line and chunk.
+    // Weight fragments: 4 registers of compressed values and 1 of metadata per line and A fragment.
 #if A_IN_REGS
-    unsigned av[NLINES][KC][4], am[NLINES][KC];
+    unsigned av[NLINES][KA][4], am[NLINES][KA];
 #pragma unroll
     for (int li = 0; li < NLINES; ++li)
 #pragma unroll
-        for (int kc = 0; kc < KC; ++kc) {
+        for (int ka = 0; ka < KA; ++ka) {
             if (LINE_ON(li / NI, li % NI)) {
-                const uint4 w = __ldg(avals + (li * KC + kc) * 32 + lane);
-                av[li][kc][0] = w.x; av[li][kc][1] = w.y; av[li][kc][2] = w.z; av[li][kc][3] = w.w;
-                am[li][kc] = __ldg(ameta + (li * KC + kc) * 32 + lane);
+                const uint4 w = __ldg(avals + (li * KA + ka) * 32 + lane);
+                av[li][ka][0] = w.x; av[li][ka][1] = w.y; av[li][ka][2] = w.z; av[li][ka][3] = w.w;
+                am[li][ka] = __ldg(ameta + (li * KA + ka) * 32 + lane);
             }
         }
 #define AFRAG(li_, kc_, a_, m_) { _Pragma("unroll") for (int q_ = 0; q_ < 4; ++q_) a_[q_] = av[li_][kc_][q_]; \
         m_ = am[li_][kc_]; }
 #elif A_SHARED
-#define AFRAG(li_, kc_, a_, m_) { const int at_ = (line_slot(li_) * KC + (kc_)) * 32 + lane;                \
+#define AFRAG(li_, kc_, a_, m_) { const int at_ = (line_slot(li_) * KA + (kc_)) * 32 + lane;                \
         lds_frag(ash + at_, msh + at_, a_, m_); }
 #else
     // Weight fragments read from L1 at every use.  The lane's base pointers are re-derived in every
     // iteration from an opaque zero, so the compiler can neither hoist these loop-invariant loads
     // into registers (what K_AREGS = 1 does on purpose) nor keep one address register per line.
-#define AFRAG(li_, kc_, a_, m_) { const uint4 w_ = __ldg(abase + ((li_) * KC + (kc_)) * 32);             \
-        a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(mbase + ((li_) * KC + (kc_)) * 32); }
+#define AFRAG(li_, kc_, a_, m_) { const uint4 w_ = __ldg(abase + ((li_) * KA + (kc_)) * 32);             \
+        a_[0] = w_.x; a_[1] = w_.y; a_[2] = w_.z; a_[3] = w_.w; m_ = __ldg(mbase + ((li_) * KA + (kc_)) * 32); }
 #endif
 
     // pend[h][m]: pending output slice m of inner row I + h.
@@ -532,16 +539,18 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
 
     // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice: input row a + h
-    // for inner output row I + h, one fragment load for the IR MMAs.
+    // for inner output row I + h, one fragment load for the IR MMAs (and at R = L / 2 each half of the line).
 #define CHAIN(p_, acc_)                                                                        \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
             if (LINE_ON(p_, a_)) {                                                             \
                 _Pragma("unroll") for (int kc_ = 0; kc_ < KC; ++kc_) {                         \
-                    unsigned af_[4], mf_;                                                      \
-                    AFRAG((p_) * NI + a_, kc_, af_, mf_);                                      \
-                    _Pragma("unroll") for (int h_ = 0; h_ < IR; ++h_)                          \
-                        mma_sp(acc_[h_], af_, bf[a_ + h_][kc_], mf_, acc_[h_]);                \
+                    _Pragma("unroll") for (int hv_ = 0; hv_ < HALVES; ++hv_) {                 \
+                        unsigned af_[4], mf_;                                                  \
+                        AFRAG((p_) * NI + a_, hv_ * KC + kc_, af_, mf_);                       \
+                        _Pragma("unroll") for (int h_ = 0; h_ < IR; ++h_)                      \
+                            mma_sp(acc_[h_], af_, bf[a_ + h_][kc_], mf_, acc_[h_]);            \
+                    }                                                                          \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
@@ -572,7 +581,7 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
 #if BSTAGES
     // This warp's stages follow the weight fragments (A_SLOTS lines of 20 bytes per lane: a multiple of 16).
-    uint4* stages = reinterpret_cast<uint4*>(smem_raw + (A_SHARED ? A_SLOTS * KC * 32 * 20 : 0))
+    uint4* stages = reinterpret_cast<uint4*>(smem_raw + (A_SHARED ? A_SLOTS * KA * 32 * 20 : 0))
                     + warp * (BSTAGES * STAGE_VECS);
 #pragma unroll
     for (int p = 0; p < BSTAGES - 1; ++p) {

@@ -206,7 +206,7 @@ def test_note():
 @pytest.mark.parametrize("args, message", [
     (("Box-2D1R", "cuda_core", "float", "tf32", 1, 10), "no rounding bound: the cuda core kernel (cuda_cores) runs FP64, FP32, FP16, BF16, not TF32"),
     (("Box-2D1R", "tensor_core", "double", "tf32", 1, 10), "runs TF32 on float fields, not double"),
-    (("Box-2D1R", "sparse_tensor_core", "half", "fp16", 8, 10), "r·t ≤ 7"),
+    (("Box-2D1R", "sparse_tensor_core", "half", "fp16", 9, 10), "r·t ≤ 8"),
     (("Box-2D1R", "tensor_core", "half", "fp8", 1, 10), "precision 'fp8': expected one of fp64, fp32, tf32, fp16, bf16"),
     (("Box-2D1R", "gpu_core", "half", "fp16", 1, 10), "the bundled kernels run on cuda_core"),
     (("Box-2D1R", "tensor_core", "half", "fp16", 1, 0), "steps 0 is out of range; expected an integer from 1 to 1000000"),

@@ -57,10 +57,13 @@ def _cases():
         for mma in shapes:
             for dims, shape, r, t in tc_geoms:
                 cases.append(("tensor_core", shape, dims, r, t, dtype, GRIDS[dims], mma))
-    # Sparse Tensor Cores: every precision, 1D/2D/3D, fused radius up to 7 (the swap's limit with L = 16)
+    # Sparse Tensor Cores: every precision, 1D/2D/3D, fused radius up to 8 (7: the swap's limit with L = 16; 8: two
+    # matrices per line, its even and its odd taps)
     sp_geoms = ((1, "box", 1, 3), (1, "box", 3, 2), (2, "box", 1, 1), (2, "box", 1, 3), (2, "star", 1, 2),
                 (2, "box", 2, 3), (2, "star", 3, 2), (2, "box", 1, 7), (2, "box", 3, 1), (2, "star", 1, 7),
-                (3, "box", 1, 1), (3, "star", 1, 2), (3, "box", 1, 2))
+                (3, "box", 1, 1), (3, "star", 1, 2), (3, "box", 1, 2),
+                (1, "box", 1, 8), (1, "box", 2, 4), (2, "box", 1, 8), (2, "star", 1, 8), (2, "box", 2, 4),
+                (2, "star", 4, 2), (2, "box", 8, 1))
     for dtype in DTYPES["sparse_tensor_core"]:
         for dims, shape, r, t in sp_geoms:
             cases.append(("sparse_tensor_core", shape, dims, r, t, dtype, GRIDS[dims], None))
@@ -258,6 +261,22 @@ def test_kernel_knobs_keep_results_right(unit, dtype, options):
         assert res.passed, (options, res.check.sweep.violations, res.max_rel_error)
 
 
+@pytest.mark.parametrize("dtype, options", [
+    ("half", {"weights_shared": True, "x_tiles": 2, "prefetch": 0, "stages": 3}),
+    ("float", {"weights_shared": True, "prefetch": 1, "l2_prefetch": 3}), ("bfloat16", {"aregs": True}),
+    ("half", {"weights_shared": True, "x_tiles": 4, "prefetch": 1}), ("float", {"vector_loads": False})])
+def test_sparse_r_t_8_knobs_keep_results_right(dtype, options):
+    """At r·t = 8 (two matrices per line) the sparse kernel's knobs -- weights in registers, L1 or shared memory,
+    x tiles, stages, scalar loads -- change the code path, not the result."""
+    from tcadvisor.gpu.runner import run
+
+    for st, t, grid in ((Stencil.box(2, 1), 8, "37x300"), (Stencil.star(2, 2), 4, "29x131")):
+        res = run(st, dtype, "sparse_tensor_core", fuse=t, grid=grid, steps=2 * t, seed=8, repeats=1, warmup=0,
+                  kernel_options=options)
+        assert res.passed and res.unwritten == 0, (options, res.check.sweep.violations, res.max_rel_error)
+        assert "2 matrices per line" in res.kernel
+
+
 @pytest.mark.parametrize("dtype, t, options", [
     ("double", 3, {"trap": True}), ("float", 2, {"prefetch": 2}), ("double", 5, {"trap": True, "prefetch": 2}),
     ("float", 3, {"v": 2, "cols": 64, "rows": 24, "trap": True, "prefetch": 2}),
@@ -378,8 +397,8 @@ def test_configurations_it_cannot_take():
         run(Stencil.box(2, 3), "double", "tensor_core", fuse=3, grid="64x64")
     with pytest.raises(TcAdvisorError, match="MMA shape"):
         run(Stencil.box(2, 1), "float", "tensor_core", fuse=1, grid="64x64", mma="m8n8k4")
-    with pytest.raises(TcAdvisorError, match=r"r·t ≤ 7"):
-        run(Stencil.box(2, 1), "half", "sparse_tensor_core", fuse=8, grid="64x64")
+    with pytest.raises(TcAdvisorError, match=r"r·t ≤ 8"):
+        run(Stencil.box(2, 1), "half", "sparse_tensor_core", fuse=9, grid="64x64")
     with pytest.raises(TcAdvisorError, match=r"169 kernel rows; .* mask holds 128 \(3D: r·t ≤ 5\)"):
         run(Stencil.box(3, 1), "double", "tensor_core", fuse=6, grid="16x16x130")
     with pytest.raises(TcAdvisorError, match="no double variant"):

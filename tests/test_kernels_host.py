@@ -68,7 +68,7 @@ def test_resolve_defaults_and_names():
 
 
 @pytest.mark.parametrize("unit, stencil, fuse, dtype, precision, message", [
-    ("sparse_tensor_core", Stencil.box(2, 1), 8, "half", "fp16", r"r·t ≤ 7"),
+    ("sparse_tensor_core", Stencil.box(2, 1), 9, "half", "fp16", r"r·t ≤ 8"),
     ("sparse_tensor_core", Stencil.box(2, 1), 1, "float", "fp16", "not float"),
     ("tensor_core", Stencil.box(2, 3), 3, "double", "fp64", "too large"),
     ("tensor_core", Stencil.box(2, 1), 1, "double", "fp32", "runs FP64, TF32, FP16, BF16, not FP32"),
@@ -128,28 +128,35 @@ def test_load_order_keeps_every_group_within_swapped_pairs(precision):
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
-@pytest.mark.parametrize("R", range(0, 8))
+@pytest.mark.parametrize("R", range(0, 9))
 def test_every_line_compresses_and_metadata_decodes(precision, R):
+    """At R = 8 a line is two matrices (even and odd taps): A fragment ka = half · kc + chunk."""
     rng = np.random.default_rng(R)
     line = rng.uniform(0.5, 1.5, 2 * R + 1)
     ops = sparse_operands.pack(line, precision, [()])
+    assert ops.halves == (2 if R == 8 else 1) and ops.ka == ops.halves * ops.kc
     allowed = {0b0100, 0b1110} if precision == "tf32" else {0b0100, 0b1000, 0b1001, 0b1100, 0b1101, 0b1110}
-    for kc in range(ops.kc):
+    total = 0
+    for ka in range(ops.ka):
+        half, kc = divmod(ka, ops.kc)
         for lane in range(32):
             if lane % 4 < 2:  # the thread pair the sparsity selector 0 names
-                word = int(ops.meta[0, kc, lane])
+                word = int(ops.meta[0, ka, lane])
                 assert {(word >> (4 * i)) & 0xF for i in range(8)} <= allowed
-        decoded = layouts.decode_sparse_a(precision, ops.values[0, kc], ops.meta[0, kc])
-        assert np.array_equal(decoded, sparse_operands.instruction_matrix(ops.construction, 0, precision, kc))
+        decoded = layouts.decode_sparse_a(precision, ops.values[0, ka], ops.meta[0, ka])
+        assert np.array_equal(decoded, sparse_operands.instruction_matrix(ops.construction, half, precision, kc))
+        total += np.count_nonzero(decoded)
+    assert total == 16 * (2 * R + 1)  # every weight of every output row, once
 
 
-def test_swap_fails_beyond_radius_7():
+def test_swap_fails_beyond_radius_8():
     with pytest.raises(ValueError, match="L ≥ 2R\\+2"):
-        sparse_operands.pack(np.ones(17), "fp16", [()])
+        sparse_operands.pack(np.ones(19), "fp16", [()])
 
 
 CASES = [(Stencil.box(2, 1), 3, (5, 140)), (Stencil.star(2, 2), 2, (4, 37)), (Stencil.box(1, 3), 2, (300,)),
-         (Stencil.box(3, 1), 1, (3, 4, 20)), (Stencil.box(2, 1), 7, (3, 19)), (Stencil.star(3, 1), 2, (2, 5, 9))]
+         (Stencil.box(3, 1), 1, (3, 4, 20)), (Stencil.box(2, 1), 7, (3, 19)), (Stencil.star(3, 1), 2, (2, 5, 9)),
+         (Stencil.box(2, 1), 8, (3, 19)), (Stencil.box(1, 2), 4, (300,))]
 
 
 @pytest.mark.parametrize("precision", ["fp16", "tf32"])

@@ -374,7 +374,7 @@ def test_deeper_fusion_names_what_stops_each_kernel():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     cases = [("tensor_core", "Box-2D3R", 3, "float", "fused radius"), ("tensor_core", "Box-1D3R", 22, "half", "fused radius"),
-             ("sparse_tensor_core", "Box-2D1R", 8, "half", "fused radius"),
+             ("sparse_tensor_core", "Box-2D1R", 9, "half", "fused radius"),
              ("tensor_core", "Box-3D1R", 6, "half", "kernel lines"),
              ("cuda_core", "Box-3D3R", 2, "double", "registers")]
     for unit, name, t, dtype, kind in cases:

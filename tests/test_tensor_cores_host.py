@@ -14,6 +14,7 @@ field starts poisoned (NaN), the same launch with threads and blocks in reverse 
 must give the same bits, and the MMAs executed must be what the plan counts.
 """
 import types
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -328,3 +329,61 @@ def test_rows_are_a_1d_layout():
     with pytest.raises(TcAdvisorError, match=r"^line_rows: the Tensor Core kernel lays a 1D line out as rows; "
                                              r"this stencil is 2D$"):
         plans.plan_tensor_cores(Stencil.box(2, 1), 1, "fp16", MmaShape.parse("m16n8k16"), line_rows=True)
+
+
+#: The sparse kernel at r·t = 8, where each line is two matrices (its even and its odd taps) multiplied by the same
+#: input fragments: 1D and 2D, box, star and a custom stencil, every precision, weights in registers, L1 and shared
+#: memory, x tiles, slices ahead and stages.  (3D stops at r·t = 5 by the line mask.)
+SPARSE_R8 = [
+    (Stencil.box(2, 1), 8, "half", {}), (Stencil.box(2, 2), 4, "float", {}), (Stencil.star(2, 4), 2, "bfloat16", {}),
+    (Stencil.box(2, 8), 1, "half", {"weights_shared": True, "x_tiles": 2}),
+    (Stencil.box(2, 1), 8, "float", {"x_tiles": 2, "stages": 3}),
+    (Stencil.box(2, 4), 2, "half", {"aregs": True, "prefetch": 2}),
+    (Stencil.from_offsets([(0, -2), (1, 0), (-2, 1), (0, 0)]), 4, "half", {"x_tiles": 4}),
+    (Stencil.box(1, 1), 8, "half", {}), (Stencil.box(1, 8), 1, "float", {}), (Stencil.box(1, 2), 4, "bfloat16", {}),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", SPARSE_R8, ids=_ids)
+def test_the_sparse_kernel_runs_r_t_8_as_two_matrices_per_line(host_tc, stencil, fuse, dtype, options):
+    """Every output of a sweep in its rounding interval, none left NaN, the same bits with threads and blocks
+    reversed, both halves' MMAs counted (twice the instructions per line of r·t = 7, what α = 17/64 per full line
+    counts), and a perturbed weight failing the same check."""
+    assert stencil.radius * fuse == 8
+    w = random_weights(stencil.mask(), np.random.default_rng(11))
+    kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
+    assert kernel.ka == 2 * kernel.kc and "2 matrices per line" in kernel.describe()
+    shape3 = (1, 13, 150) if stencil.dims == 2 else (1, 1, 700)
+    x = data(shape3, dtype)
+    out = run_sweep(kernel, x)
+    assert np.isfinite(from_storage(out, dtype)).all()
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    assert kernel.alpha == Fraction(int(np.count_nonzero(kernel.fused)), kernel.nonzero_lines * 64)
+    again = run_sweep(kernel, x, reverse=True)
+    assert np.array_equal(out.view(np.uint8), again.view(np.uint8))
+    # The kernel's own rounding model sizes the control where 289 FP16 taps widen the interval (Box-2D8R).
+    bad_w = perturb_largest_weight(w, kernel.precision, kernel.numerics())
+    bad = host_tc("sparse_tensor_core", stencil, fuse, dtype, bad_w, **options)
+    assert not check(kernel, x, run_sweep(bad, x)).passed
+
+
+def test_a_half_left_out_at_r_t_8_is_caught(host_tc):
+    """The kernel compiled to issue only the first matrix of each line (its even taps): the check fails, so the
+    second half's MMAs are what the test above verifies."""
+    st = Stencil.box(2, 1)
+    kernel = host_tc("sparse_tensor_core", st, 8, "half", random_weights(st.mask(), np.random.default_rng(3)))
+    _compile_broken(kernel, "sparse_tensor_cores.cu", "sptc_stream", "hv_ < HALVES; ++hv_", "hv_ < 1; ++hv_")
+    x = data((1, 13, 150), "half")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+@pytest.mark.parametrize("stencil, fuse", [(Stencil.box(2, 1), 9), (Stencil.box(1, 3), 3), (Stencil.star(2, 9), 1)],
+                         ids=_ids)
+def test_the_sparse_kernel_refuses_beyond_r_t_8(host_tc, stencil, fuse):
+    w = random_weights(stencil.mask(), np.random.default_rng(5))
+    with pytest.raises(TcAdvisorError, match=rf"^fused radius r·t = {stencil.radius * fuse} is too large for the Sparse "
+                                        r"Tensor Core kernel: with L = 16 outputs per line the strided swap allows "
+                                        r"r·t ≤ 8 \(two matrices per line at 8\)$"):
+        host_tc("sparse_tensor_core", stencil, fuse, "half", w)

@@ -115,7 +115,27 @@ def test_spider_keeps_the_kernel_upload_interface():
 
 def test_swap_needs_room():
     with pytest.raises(ValueError, match="L ≥ 2R\\+2"):
-        spider.construct(np.ones(15), MmaShape(16, 8, 16), L=14)
+        spider.construct(np.ones(15), MmaShape(16, 8, 16), L=12)
+    with pytest.raises(ValueError, match="even L"):
+        spider.construct(np.ones(15), MmaShape(16, 8, 16), L=15)
+
+
+@pytest.mark.parametrize("R", range(1, 17))
+def test_at_L_2R_each_line_is_its_even_and_odd_taps(R):
+    """No room for the swap (L = 2R): two matrices per line, each 1:2 (so 2:4) after it, summing to the swapped
+    line; α = (2R+1)/(4L), at L = 16 and R = 8 the 17/64 that L = 32 gives."""
+    w = np.random.default_rng(R).uniform(1, 2, 2 * R + 1)
+    con = spider.construct(w, MmaShape(16, 8, 8), L=2 * R, keep=1, group=2)
+    k_pad, src = con.details["K_pad"], con.details["permutation"]
+    assert con.details["halves"] == 2 and con.details["lines"] == [(), ()]
+    even, odd = con.operands
+    assert np.array_equal(even + odd, spider.banded(w, 2 * R, k_pad)[:, src])
+    assert np.count_nonzero(even) == 2 * R * (R + 1) and np.count_nonzero(odd) == 2 * R * R
+    assert all(spider.check_structure(m != 0, 1, 2) for m in con.operands)
+    assert not spider.check_structure((even + odd) != 0, 2, 4)  # the whole band would not do
+    assert con.alpha == Fraction(2 * R + 1, 2 * k_pad)
+    if R == 8:
+        assert con.alpha == Fraction(17, 64) == spider.construct(w, MmaShape(16, 8, 32)).alpha
 
 
 def test_compression_round_trip_and_metadata_order():

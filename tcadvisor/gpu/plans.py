@@ -345,9 +345,10 @@ class LaunchPlan:
         lanes = 32
         if self.kernel == "sparse_tensor_cores":
             ir, kc, lines = o.get("ir", 1), o["kc"], o["rows"]
-            weights = 0 if o["aregs"] else lines * kc * lanes * SPTC_FRAGMENT_BYTES
+            ka = o.get("ka", kc)  # A fragments per line: kc, or 2·kc where a line is two matrices (r·t = 8)
+            weights = 0 if o["aregs"] else lines * ka * lanes * SPTC_FRAGMENT_BYTES
             inputs = (o["ni"] + ir - 1) * kc * (SPTC_LOADING_LANES * 16 + 4 * lanes * 4)
-            return (weights + inputs) / (ir * lines * kc)
+            return (weights + inputs) / (ir * lines * ka)
         word = 8 if self.precision == "fp64" else 4
         half = self.precision in ("fp16", "bf16")
         shape = self.mma
@@ -1206,7 +1207,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     at every slice and the move waits for the load (kernels/sparse_tensor_cores.cu, "Why K_BSTAGES").
     ``line_rows`` (1D): the line launched as rows, as in :func:`plan_tensor_cores`.
     """
-    from .sparse_operands import SEGMENTS, SHAPES, L, chunks
+    from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, chunks
 
     if precision not in SHAPES:
         raise TcAdvisorError(f"the Sparse Tensor Core kernel runs TF32, FP16 and BF16, not {precision.upper()}")
@@ -1217,7 +1218,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ni = n if d == 3 else 1
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
     kc = chunks(precision)
-    a_regs = lines * kc * 5
+    ka = a_chunks(precision, R)  # r·t = 8: two matrices per line, each kc instructions on the same B fragments
+    a_regs = lines * ka * 5
     if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles,
                                                          stages))
             and (warps, min_blocks) == (4, 1)):
@@ -1277,7 +1279,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_IR", ir),)
     if stages:
         defines += (("K_BSTAGES", stages),)
-    smem = lines * kc * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
+    smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
     # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
     # lines are ir adjacent tiles along x
@@ -1285,8 +1287,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     width = block_row_points(d, line_rows, tile_x, wx, "sparse", R, precision)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
                       (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
-                      defines, SHAPES[precision], lines * kc,
-                      options={"kc": kc, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
+                      defines, SHAPES[precision], lines * ka,
+                      options={"kc": kc, "ka": ka, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
                                "stages": stages, "row_width": width})

@@ -29,8 +29,12 @@ How the kernel feeds the instruction (all folded into addresses at compile time)
 * **C.** Partial results of the kernel lines are accumulated in registers while
   the kernel streams along y (2D) or z (3D), as the dense kernel does.
 
-With L = 16 and K = 2L = 32 the fused radius is at most 7 (the swap needs
-L ≥ 2R + 2): FP16/BF16 issue one ``mma.sp`` m16n8k32 per line, TF32 two m16n8k16.
+With L = 16 and K = 2L = 32 the swap has room for a fused radius of at most 7
+(L ≥ 2R + 2): FP16/BF16 issue one ``mma.sp`` m16n8k32 per line, TF32 two m16n8k16.
+At r·t = 8 (L = 2R) each line is two matrices, its even and its odd taps
+(:func:`tcadvisor.transforms.spider.halves`), multiplied by the same B
+fragments: twice the instructions per line (``ka`` A fragments per line, ``kc``
+B chunks), the same window, outputs and pending accumulators.
 """
 from __future__ import annotations
 
@@ -49,15 +53,25 @@ from . import layouts
 L = 16  #: outputs per segment (the instruction's m)
 SEGMENTS = 8  #: segments per warp tile (the instruction's n)
 TILE_X = L * SEGMENTS
-MAX_FUSED_RADIUS = L // 2 - 1
+MAX_FUSED_RADIUS = L // 2  #: r·t = 8 with two matrices per line (L = 2R)
 SHAPES = {"fp16": MmaShape(16, 8, 32), "bf16": MmaShape(16, 8, 32), "tf32": MmaShape(16, 8, 16)}
 #: (keep, group) of spider.construct / compress per precision.
 PATTERN = {"fp16": (2, 4), "bf16": (2, 4), "tf32": (1, 2)}
 
 
 def chunks(precision: str) -> int:
-    """K chunks (instructions) per line: K = 2L over the instruction's k."""
+    """K chunks (B fragments) per line and input row: K = 2L over the instruction's k."""
     return 2 * L // SHAPES[precision].k
+
+
+def halves(R: int) -> int:
+    """Matrices per kernel line at fused radius R: 1, or 2 (even and odd taps) at R = L / 2."""
+    return spider.halves(R, L)
+
+
+def a_chunks(precision: str, R: int) -> int:
+    """A fragments (instructions) per line and input row: every half's every K chunk."""
+    return halves(R) * chunks(precision)
 
 
 def lane_load(precision: str, t: int, kc: int) -> tuple[int, tuple[int, ...]]:
@@ -99,21 +113,32 @@ class SparseOperands:
     construction: Construction
     lines: list[tuple[int, ...]]  # all lines in kernel order
     nonzero: list[bool]
-    values: np.ndarray  # float64 [line][kc][lane][reg][keep], unrounded
-    meta: np.ndarray  # uint32 [line][kc][lane]
+    values: np.ndarray  # float64 [line][ka][lane][reg][keep], unrounded; ka = half · kc + chunk
+    meta: np.ndarray  # uint32 [line][ka][lane]
+
+    @property
+    def ka(self) -> int:
+        """A fragments (instructions) per line: halves × K chunks."""
+        return self.values.shape[1]
 
     @property
     def kc(self) -> int:
-        return self.values.shape[1]
+        """K chunks: the B fragments per input row, shared by the halves."""
+        return chunks(self.precision)
+
+    @property
+    def halves(self) -> int:
+        return self.ka // self.kc
 
 
-def instruction_matrix(con: Construction, line: int, precision: str, kc: int) -> np.ndarray:
-    """The 16 × k matrix instruction kc of ``line`` multiplies (rows π, columns ω of the swapped matrix)."""
+def instruction_matrix(con: Construction, operand: int, precision: str, kc: int) -> np.ndarray:
+    """The 16 × k matrix instruction kc of ``con.operands[operand]`` multiplies (rows π, columns ω of the swapped
+    matrix)."""
     src = con.details["permutation"]
     inv = np.argsort(src)  # column of the swapped matrix that holds window column ω
     rows = [output_row(m) for m in range(L)]
     omega = window_columns(precision)[kc]
-    return con.operands[line][rows][:, inv[omega]]
+    return con.operands[operand][rows][:, inv[omega]]
 
 
 def construct(fused: np.ndarray, precision: str) -> Construction:
@@ -125,25 +150,27 @@ def pack(fused: np.ndarray, precision: str, all_lines: list[tuple[int, ...]]) ->
     """Build, permute, compress and pack the weight operands of the fused kernel ``fused``."""
     con = construct(fused, precision)
     keep, group = PATTERN[precision]
-    ncs = chunks(precision)
-    by_idx = {idx: i for i, idx in enumerate(con.details["lines"])}
-    values = np.zeros((len(all_lines), ncs, 32, 4, keep))
-    meta = np.zeros((len(all_lines), ncs, 32), dtype=np.uint64)
+    ncs, nh = chunks(precision), con.details["halves"]
+    first = {}  # line index -> its first operand (the halves of a line follow one another)
+    for i, idx in enumerate(con.details["lines"]):
+        first.setdefault(idx, i)
+    values = np.zeros((len(all_lines), nh * ncs, 32, 4, keep))
+    meta = np.zeros((len(all_lines), nh * ncs, 32), dtype=np.uint64)
     empty = layouts.nibble((0, 1) if keep == 2 else (0,), precision)
     for li, idx in enumerate(all_lines):
-        i = by_idx.get(idx)
-        for kc in range(ncs):
+        i = first.get(idx)
+        for hv, kc in itertools.product(range(nh), range(ncs)):
+            ka = hv * ncs + kc
             if i is None:  # never executed (skipped at compile time); valid metadata all the same
-                vals = np.zeros((32, 4, keep))
                 word = sum(empty << (4 * nb) for nb in range(8))
-                meta[li, kc] = [word if lane % 4 < 2 else 0 for lane in range(32)]
-                values[li, kc] = vals
+                meta[li, ka] = [word if lane % 4 < 2 else 0 for lane in range(32)]
                 continue
-            mat = instruction_matrix(con, i, precision, kc)
+            mat = instruction_matrix(con, i + hv, precision, kc)
             if not spider.check_structure(mat != 0, keep, group):
-                raise AssertionError(f"line {idx}, chunk {kc}: the load order broke the {keep}:{group} structure")
-            values[li, kc], meta[li, kc] = layouts.encode_sparse_a(precision, mat)
-    nonzero = [idx in by_idx for idx in all_lines]
+                raise AssertionError(f"line {idx}, half {hv}, chunk {kc}: the load order broke the {keep}:{group} "
+                                     "structure")
+            values[li, ka], meta[li, ka] = layouts.encode_sparse_a(precision, mat)
+    nonzero = [idx in first for idx in all_lines]
     return SparseOperands(precision, con, list(all_lines), nonzero, values, meta.astype(np.uint32))
 
 
@@ -218,8 +245,9 @@ def emulate(x: np.ndarray, fused: np.ndarray, precision: str) -> np.ndarray:
             li = p * ni + a
             if not ops.nonzero[li]:
                 continue
-            for kc in range(ncs):
-                acc = _mma_sp(precision, ops.values[li, kc], ops.meta[li, kc], bfr[a, kc], acc)
+            for kc, hv in itertools.product(range(ncs), range(ops.halves)):
+                ka = hv * ncs + kc
+                acc = _mma_sp(precision, ops.values[li, ka], ops.meta[li, ka], bfr[a, kc], acc)
         return acc
 
     def place(tile, i_row, y, done):

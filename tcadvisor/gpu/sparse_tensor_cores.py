@@ -6,13 +6,16 @@ kernel's loads feed the instruction, compressed and packed per lane by
 :mod:`tcadvisor.gpu.sparse_operands`; α and the executed FLOPs are counted from
 that same construction.  Precisions: FP16 and BF16 operands with FP32
 accumulation (``mma.sp`` m16n8k32), TF32 (``mma.sp`` m16n8k16) for float fields.
-Fused radius r·t ≤ 7 (L = 16 outputs per line; the swap needs L ≥ 2R + 2).
+Fused radius r·t ≤ 8 (L = 16 outputs per line; the swap needs L ≥ 2R + 2, and
+at r·t = 8, L = 2R, each line is two matrices, its even and its odd taps, both
+multiplied by the line's input fragments: α = 17/64 per full line).
 
 L = 32 would allow r·t ≤ 15 at α = (2R+1)/64, but not with this kernel's
 streaming: each pending output row then holds two M tiles of accumulators
 (8 registers per lane), so 2R pending rows need 16R registers — 128 or more for
 R ≥ 8, on top of the weight fragments — and the kernel would run at one or two
-warps per scheduler.  Deeper fusion on Sparse Tensor Cores needs the pending
+warps per scheduler.  The two halves at r·t = 8 reach the same α with one M
+tile per pending row.  Deeper fusion on Sparse Tensor Cores needs the pending
 rows in shared memory; not done.
 """
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 
 from ..errors import TcAdvisorError
 from ..mma import MmaShape
-from ..reference import fused_weights
+from ..reference import fused_weights, radius_of
 from ..stencil import Stencil
 from ..transforms.base import Construction, kernel_lines
 from . import plans
@@ -32,7 +35,7 @@ from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import MatrixUnitKernel
 from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
-from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, chunks, line_order, pack
+from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, a_chunks, line_order, pack
 
 #: dtype each precision runs on (its fields' storage type).
 DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
@@ -56,11 +59,11 @@ def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
     return bf16_bits_to_float(to_bf16_bits(values)).astype(np.float64)
 
 
-def _sweep_model(fused: np.ndarray, precision: str, dtype: str, lines: int, kc: int) -> SweepModel:
+def _sweep_model(fused: np.ndarray, precision: str, dtype: str, lines: int, ka: int) -> SweepModel:
     """The one stage of a sweep (:meth:`SparseTensorCoreKernel.numerics`): ``lines`` non-empty kernel lines
-    of ``kc`` mma.sp each accumulate every product of the fused weights."""
+    of ``ka`` mma.sp each accumulate every product of the fused weights."""
     w = round_weights(fused, precision)
-    terms = int(np.count_nonzero(fused)) + lines * kc
+    terms = int(np.count_nonzero(fused)) + lines * ka
     return SweepModel((Stage(weights=w, exact=fused, operand="tf32" if precision == "tf32" else None,
                              u_acc=TC_ACCUMULATE, terms=terms, output=None if precision == "tf32" else dtype),))
 
@@ -88,7 +91,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
 
     @classmethod
     def radius_reason(cls, dims: int) -> str:
-        return f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS}"
+        return (f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS} "
+                f"(two matrices per line at {MAX_FUSED_RADIUS})")
 
     @classmethod
     def device_reason(cls, precision: str, device: dict) -> str | None:
@@ -113,7 +117,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         self.ops = pack(self.fused, precision, self.all_lines)
         self.linemask = sum(1 << i for i, on in enumerate(self.ops.nonzero) if on)
         self.nonzero_lines = sum(self.ops.nonzero)
-        self.kc = self.ops.kc
+        self.kc, self.ka = self.ops.kc, self.ops.ka
         cp = cupy()
         self.avals = cp.asarray(np.ascontiguousarray(value_words(self.ops.values, precision), dtype=np.uint32))
         self.ameta = cp.asarray(np.ascontiguousarray(self.ops.meta, dtype=np.uint32))
@@ -148,7 +152,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         """One stage: the fused weights rounded as uploaded, TF32 operands rounded with cvt.rna (FP16/BF16
         fields are the operands), FP32 accumulation over every product and MMA of the chain, and (FP16,
         BF16) rounding of the accumulator to the storage type."""
-        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_lines, self.kc)
+        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_lines, self.ka)
 
     @classmethod
     def sweep_model(cls, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
@@ -162,7 +166,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
             raise TcAdvisorError(f"MMA shape {shape} is not implemented for sparse {precision.upper()}; "
                                  f"expected {SHAPES[precision]}")
         fused = fused_weights(np.asarray(weights, dtype=np.float64), int(fuse))
-        return _sweep_model(fused, precision, dtype, len(kernel_lines(fused)), chunks(precision))
+        return _sweep_model(fused, precision, dtype, len(kernel_lines(fused)),
+                            a_chunks(precision, radius_of(fused)))
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, shape3: tuple[int, int, int]) -> Geometry:
@@ -198,7 +203,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     def describe(self) -> str:
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
-                f"kernel lines, {self.wx * self.wi} warps/block, "
+                f"kernel lines, " + ("even and odd taps apart (2 matrices per line), " if self.ka > self.kc else "")
+                + f"{self.wx * self.wi} warps/block, "
                 + (f"{self.inner_rows} {'inner rows' if self.stencil.dims == 3 else 'tiles along x'} per warp, "
                    if self.inner_rows > 1 else "")
                 + f"weights in {'registers' if self.aregs else 'shared memory' if self.weights_shared else 'L1'}, "

@@ -16,8 +16,17 @@ How it works:
   product is unchanged.
 * The swap reaches column 2L−1, so K is padded to 2L (a multiple of the
   instruction's k).  With L = 16 (the instruction's m) and R ≤ 7 this gives
-  α = (2R+1)/32, the paper's 15/32 at R = 7.  Larger fused radii take the next
-  multiple of m for L (L ≥ 2R+2), so every radius has a construction.
+  α = (2R+1)/32, the paper's 15/32 at R = 7.  R = 8 splits each line (below);
+  larger fused radii take the next multiple of m for L (L ≥ 2R+2), so every
+  radius has a construction.
+* At L = 2R the band (2R+1 non-zeros in a window of 2L columns) is too dense
+  for 2:4, but each line splits into two matrices, its taps at even and at odd
+  offsets.  The swap exchanges columns of equal parity, and a row's taps of one
+  parity lie in columns of one parity, while every pair of swapped columns
+  (2p, 2p+1) holds one even and one odd original column: each half is 1:2, so
+  2:4 too.  Both halves multiply the same input, two products per line, so
+  α = (2R+1)/(2·2L) — at L = 16 and R = 8, 17/64, what L = 32 gives — without
+  doubling the outputs per line (the bundled kernel's L = 16 at r·t = 8).
 * Stars pay for the zeros of their lines' bounding boxes: every non-empty line
   is a full L × K_pad matrix.  Executed MACs per output point: lines · K_pad.
 """
@@ -42,8 +51,9 @@ __all__ = ["construct", "count", "emulate", "banded", "swap_permutation", "defau
 
 
 def default_L(R: int, shape: MmaShape) -> int:
-    """Smallest multiple of the instruction's m that leaves room for the swap (L ≥ 2R+2)."""
-    return pad_to(2 * R + 2, shape.m)
+    """The instruction's m where the swap has room or the line splits into halves (2R + 2 ≤ m, or 2R = m: the
+    bundled kernel's L = 16 up to R = 8), else the smallest multiple of m that leaves room (L ≥ 2R+2)."""
+    return shape.m if 2 * R == shape.m else pad_to(2 * R + 2, shape.m)
 
 
 def swap_permutation(L: int, k_pad: int) -> np.ndarray:
@@ -62,17 +72,32 @@ def banded(line: np.ndarray, L: int, k_pad: int) -> np.ndarray:
     return mat
 
 
+def halves(R: int, L: int) -> int:
+    """Matrices per kernel line: 1 where the swap has room (L ≥ 2R+2), 2 (even and odd taps) at L = 2R."""
+    return 1 if L >= 2 * R + 2 else 2
+
+
+def parity_half(line: np.ndarray, parity: int) -> np.ndarray:
+    """The line's taps at offsets (positions along the line) of the given parity, the others zero."""
+    half = np.array(line, copy=True)
+    half[1 - parity::2] = 0
+    return half
+
+
 def _geometry(R: int, L: int | None, shape: MmaShape, n_lines: int, P: int) -> tuple[int, int, dict, Fraction]:
     L = default_L(R, shape) if L is None else L
-    if L < 2 * R + 2 or L % 2:
+    if L < 2 * R or L % 2:
         from ..errors import TcAdvisorError
 
-        raise TcAdvisorError(f"the strided swap needs an even L ≥ 2R+2 = {2 * R + 2}, got L = {L}")
+        raise TcAdvisorError(f"the strided swap needs an even L ≥ 2R+2 = {2 * R + 2} (or L = 2R = {2 * R} with "
+                             f"each line split into its even and odd taps), got L = {L}")
     k_pad = pad_to(2 * L, shape.k)
-    details = {"R": R, "L": L, "K": L + 2 * R, "K_pad": k_pad, "n_lines": n_lines,
-               "matrices": f"{n_lines} line matrices of {L} x {k_pad}",
+    h = halves(R, L)
+    details = {"R": R, "L": L, "K": L + 2 * R, "K_pad": k_pad, "n_lines": n_lines, "halves": h,
+               "matrices": f"{n_lines * h} line matrices of {L} x {k_pad}"
+                           + (" (each line's even and odd taps apart)" if h == 2 else ""),
                "alpha_logical": Fraction(P, n_lines * (L + 2 * R))}
-    return L, k_pad, details, Fraction(n_lines * k_pad)
+    return L, k_pad, details, Fraction(h * n_lines * k_pad)
 
 
 def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
@@ -81,7 +106,9 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
 
     ``keep:group`` is the sparsity the instruction needs (2:4 for FP16/BF16,
     1:2 for TF32); the strided swap satisfies both.  ``precision``, if given,
-    sets it (tf32 → 1:2, fp16/bf16 → 2:4).
+    sets it (tf32 → 1:2, fp16/bf16 → 2:4).  At L = 2R every line gives two
+    matrices, its even and its odd taps (:func:`halves`), one after the other
+    in ``operands``, their line index repeated in ``details["lines"]``.
     """
     if precision is not None:
         keep, group = sparsity_of(TITLE, precision)
@@ -92,18 +119,20 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
     src = swap_permutation(L, k_pad)
     operands, lines = [], []
     for idx, line in lines_:
-        mat = banded(line, L, k_pad)[:, src]
-        if not check_structure(mat != 0, keep, group):
-            raise AssertionError(f"strided swap failed to give {keep}:{group} sparsity (R={R}, L={L})")
-        operands.append(mat)
-        lines.append(idx)
+        parts = [line] if details["halves"] == 1 else [parity_half(line, 0), parity_half(line, 1)]
+        for part in parts:
+            mat = banded(part, L, k_pad)[:, src]
+            if not check_structure(mat != 0, keep, group):
+                raise AssertionError(f"strided swap failed to give {keep}:{group} sparsity (R={R}, L={L})")
+            operands.append(mat)
+            lines.append(idx)
     details.update(lines=lines, permutation=src, sparsity=f"{keep}:{group}")
     prec = precision or ("tf32" if (keep, group) == (1, 2) else "fp16")
     return Construction(NAME, shape, operands, details, Fraction(int(np.count_nonzero(w))), executed, prec)
 
 
 def count(support, shape: MmaShape, precision: str = "fp16", L: int | None = None) -> AlphaCount:
-    """The counts of :func:`construct`: each non-empty line is an L × K_pad matrix per L outputs."""
+    """The counts of :func:`construct`: each non-empty line is one L × K_pad matrix per L outputs (two at L = 2R)."""
     keep, group = sparsity_of(TITLE, precision)
     _, _, details, executed = _geometry(support.R, L, shape, support.n_lines(), support.P)
     details["sparsity"] = f"{keep}:{group}"
