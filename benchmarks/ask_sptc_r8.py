@@ -1,0 +1,77 @@
+"""What the refined model says of the sparse kernel at r·t = 8 (each line two matrices, its even and its odd taps),
+with given fitted constants: the constants shipped before the change, fitted on r·t <= 7 only, answer what the
+model would have said had it been asked first.
+
+For the stencils of ``tune_gpu_kernels.py --only sptc-r8``: the refined GStencils/s of the sparse kernel at r·t = 7
+(where the stencil has that depth) and 8, and of the dense kernel at r·t = 8, from ``tcadvisor advise --json`` at
+those constants, beside what the scan measured (its default configuration's row).
+
+    git show 505cc79:models/fitted/refined-terms.yaml > /tmp/before.yaml
+    python benchmarks/ask_sptc_r8.py --constants /tmp/before.yaml --measured DIR/tuning.csv [--out FILE.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tcadvisor import cli, model, refinement  # noqa: E402
+
+CONFIGS = [("Box-2D1R", 7, 8), ("Box-2D2R", None, 4), ("Box-2D4R", None, 2), ("Star-2D1R", 7, 8),
+           ("Box-1D1R", 7, 8), ("Box-1D2R", None, 4)]
+#: the scan's row of each unit's default configuration at r·t = 8 (the measured defaults of kernels/defaults.yaml)
+DEFAULT_ROW = {1: "{'line_rows': True}", 2: "{'weights_shared': True, 'x_tiles': 2, 'prefetch': 1}"}
+
+
+def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cli.main(["advise", stencil, "--fuse", str(t), "--dtype", dtype, "--gpu", gpu, "--json"])
+    return {o["unit"]: o["gstencils"] for o in json.loads(buf.getvalue())["options"] if o.get("available")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--constants", required=True, help="a refined-terms.yaml whose constants to ask with")
+    ap.add_argument("--measured", required=True, help="the sptc-r8 scan's tuning.csv")
+    ap.add_argument("--gpu", default="h100-calibrated")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    raw = yaml.safe_load(Path(args.constants).read_text())
+    values = {sym: float(raw["constants"][sym.name]["value"]) for sym in model.FITTED}
+    with open(args.measured, newline="") as f:
+        measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"]), r["options"]): round(float(r["gstencils"]), 1)
+                    for r in csv.DictReader(f)}
+    rows = []
+    with refinement.using_constants(values):
+        for stencil, t7, t8 in CONFIGS:
+            dims = int(stencil.split("-")[1][0])
+            for dtype in ("half", "float"):
+                at8 = refined(stencil, dtype, t8, args.gpu)
+                at7 = refined(stencil, dtype, t7, args.gpu) if t7 else {}
+                m8 = measured.get((stencil, dtype, "sparse_tensor_core", t8, DEFAULT_ROW[dims]))
+                m7 = measured.get((stencil, dtype, "sparse_tensor_core", t7, "{}")) if t7 else None
+                md = measured.get((stencil, dtype, "tensor_core", t8, "{}"))
+                rows.append({"stencil": stencil, "dtype": dtype, "t_rt8": t8,
+                             "sparse_rt8_predicted": round(at8["sparse_tensor_core"], 1), "sparse_rt8_measured": m8,
+                             "dense_rt8_predicted": round(at8["tensor_core"], 1), "dense_rt8_measured": md,
+                             "sparse_rt7_predicted": round(at7["sparse_tensor_core"], 1) if at7 else "",
+                             "sparse_rt7_measured": m7 if m7 is not None else ""})
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
