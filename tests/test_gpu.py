@@ -44,8 +44,9 @@ def _cases():
                     if dtype == "bfloat16" and getattr(Stencil, shape)(3, r).K >= 64:
                         continue
                     cases.append(("cuda_core", shape, 3, r, t, dtype, GRIDS[3], None))
-    # the deepest tiles the 3D planner launches without spilling (kernels/compiled-resources.csv)
-    for r, t, dtype in ((1, 5, "double"), (2, 2, "double"), (2, 3, "float"), (3, 1, "float"), (1, 11, "float")):
+    # the deepest tiles the 3D planner launches without spilling (kernels/compiled-resources.csv); Box-3D4R: r·t = 4
+    for r, t, dtype in ((1, 5, "double"), (2, 2, "double"), (2, 3, "float"), (3, 1, "float"), (1, 11, "float"),
+                        (4, 1, "double"), (4, 1, "float")):
         cases.append(("cuda_core", "box", 3, r, t, dtype, "11x13x150", None))
     # Dense Tensor Cores: every implemented MMA shape per precision, 1D/2D/3D, fused radius up to 8
     tc_shapes = {"double": ("m16n8k8", "m16n8k4", "m16n8k16", "m8n8k4"), "float": ("m16n8k8", "m16n8k4"),

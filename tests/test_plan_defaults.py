@@ -127,7 +127,7 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
      "no tile1d_staged"),
     ("    dense: {fp64: 7, tf32: 16, fp16: 1}", "    dense: {fp64: 7, tf32: 16, fp16: 0}",
      r"tensor_cores_1d_rows\.value\.dense\.fp16 is 0"),
-    ("    sparse: {fp16: 1}", "    sparse: {fp16: 1}\n    cuda: {fp16: 1}", "tensor_cores_1d_rows.value key 'cuda'"),
+    ("    sparse: {fp16: 1, tf32: 8}", "    sparse: {fp16: 1, tf32: 8}\n    cuda: {fp16: 1}", "tensor_cores_1d_rows.value key 'cuda'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError
@@ -196,7 +196,7 @@ def test_a_corpus_is_restamped_when_its_cuda_sources_and_launches_are_todays(cor
     assert "the launches check" in said, said
     assert head["kernel_fingerprint"] == kernel_fingerprint()
     assert head["kernel_fingerprint_recorded"] == "0123456789abcdef"
-    assert "launches check" in head["kernel_fingerprint_note"] and "1018 recorded runs" in head["kernel_fingerprint_note"]
+    assert "launches check" in head["kernel_fingerprint_note"] and "1045 recorded runs" in head["kernel_fingerprint_note"]
 
 
 def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):

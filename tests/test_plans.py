@@ -287,7 +287,7 @@ def test_3d_cuda_core_plans_are_tiles_the_compiler_does_not_spill():
     table = plans.compiled_resources()
     assert len(table) > 50
     checked = refused = 0
-    for st in [s for s in corpus_stencils() if s.dims == 3] + [Stencil.star(3, 4)]:
+    for st in [s for s in corpus_stencils() if s.dims == 3] + [Stencil.star(3, 4), Stencil.box(3, 4)]:
         for precision in ("fp64", "fp32"):
             for t in range(1, 17):
                 start = plans.cc3d_generic_tile(st, t, precision)
@@ -306,6 +306,28 @@ def test_3d_cuda_core_plans_are_tiles_the_compiler_does_not_spill():
                 assert report is not None and report[1] <= plans.SPILL_TOLERANCE, (st.name, precision, t, report)
                 checked += 1
     assert checked > 40 and refused > 5
+
+
+def test_box_3d4r_runs_on_cuda_cores_at_r_t_4_in_every_precision_with_a_bound():
+    """r·t = 4 in 3D on CUDA cores (issue 21): Box-3D4R at t = 1 plans the tile the compiler's table shows not
+    spilling (FP64: 255 registers, none spilled, where the register estimate alone had refused it), and t = 2 is
+    refused because every candidate spills; FP16 is refused for its rounding chain (729 taps), not for capacity."""
+    from tcadvisor.gpu import registry
+    from tcadvisor.hardware import find_spec
+    from tcadvisor.support import depth_refusal
+
+    table = plans.compiled_resources()
+    st = Stencil.box(3, 4)
+    for precision in ("fp64", "fp32"):
+        plan = plans.plan_cuda_cores(st, 1, precision)
+        regs, spilled = table[(plan.source, plans.defines_key(plan.defines))]
+        assert spilled == 0 and regs <= 255
+        with pytest.raises(TcAdvisorError, match="would spill to local memory"):
+            plans.plan_cuda_cores(st, 2, precision)
+    gpu = find_spec("h100-calibrated")
+    prof = registry.bundled_profile("cuda_core")
+    assert depth_refusal(prof, st, 1, "double", "fp64", gpu) is None
+    assert "no error bound" in depth_refusal(prof, st, 1, "half", "fp16", gpu)
 
 
 def test_3d_planner_takes_fewer_rows_where_the_first_tile_spills():
