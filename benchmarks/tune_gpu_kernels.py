@@ -764,6 +764,25 @@ def variants_sptc_r8():
     return out
 
 
+def variants_sptc_align():
+    """The Sparse Tensor Core kernel compiled for its fields' alignment (K_ALIGN) against the kernel of before, whose
+    loads and stores took the alignment from a run-time flag and kept both paths in the streaming loop (Nsight's SASS
+    of Box-2D1R x7 FP16: the 8 scalar loads of the unaligned path, predicated off, with their packing and addresses,
+    in a loop of 228 instructions per 30 mma.sp), side by side at each configuration's defaults: 2D Box-2D1R x1-x8
+    and Box-2D2R x1-x3, 3D Box-3D1R x1-x3 and Star-3D1R x2, 1D Box-1D1R x1, x4 and x8, FP16 and TF32.  The kernel
+    of before comes from ``build/kernels-at/before-align/`` (``git show f1603d9:kernels/sparse_tensor_cores.cu``),
+    which must travel with the run."""
+    out = []
+    cases = ([("Box-2D1R", t, "10240x10240") for t in range(1, 9)] + [("Box-2D2R", t, "10240x10240") for t in (1, 2, 3)]
+             + [("Box-3D1R", t, "512x512x512") for t in (1, 2, 3)] + [("Star-3D1R", 2, "512x512x512")]
+             + [("Box-1D1R", t, "134217728") for t in (1, 4, 8)])
+    for dtype in ("half", "float"):
+        for name, t, grid in cases:
+            for source in ("before-align", None):
+                out.append((name, dtype, grid, "sparse_tensor_core", t, None, {"source": source} if source else {}))
+    return out
+
+
 def write_unrolled_variant():
     """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
     streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
@@ -827,6 +846,7 @@ SCANS = {
     "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
+    "sptc-align": lambda args: variants_sptc_align(),
 }
 
 

@@ -53,7 +53,9 @@
 // each use; 0 or absent: not in shared memory),
 // K_IR (optional: output lines per warp, 1, 2 or 4, default 1; in 3D adjacent inner rows, in 1D/2D adjacent
 // tiles of TILE_X columns along x), K_BSTAGES (optional, 2-8; 0 or absent: none, and with it K_PF must be 0): input
-// slices staged in shared memory by cp.async, K_BSTAGES - 1 of them in flight while one is multiplied.
+// slices staged in shared memory by cp.async, K_BSTAGES - 1 of them in flight while one is multiplied;
+// K_ALIGN (optional: bit 0 16-byte window loads, bit 1 pair stores; absent: the kernel argument ``align`` decides at
+// run time): the alignment the kernel is compiled for.
 //
 // Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
 // from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
@@ -464,7 +466,15 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
             const unsigned* __restrict__ ameta, int nx, int ni, int ns, long long pitch_i, long long pitch_s,
             int Gx, int Gi, int Gs, int slices_per_block, int align)
 {
+#ifdef K_ALIGN
+    // Compiled for the alignment of the fields it runs on (the host compiles another variant for a field that
+    // differs): with a runtime flag the streaming loop kept both paths, the other predicated off -- Nsight's SASS of
+    // Box-2D1R x7 FP16 issued the 8 scalar loads of the unaligned path, their packing and addresses every slice.
+    const bool vec_loads = K_ALIGN & 1, vec_stores = (K_ALIGN >> 1) & 1;
+    (void)align;
+#else
     const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
+#endif
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
     const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X * (X_LINES ? IR : 1);

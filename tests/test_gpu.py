@@ -248,6 +248,9 @@ def test_negative_controls_fail(unit, dtype):
     ("tensor_core", "bfloat16", {"prefetch": 0, "bregs": False}),
     ("tensor_core", "double", {"l2_prefetch": 4}), ("tensor_core", "float", {"l2_prefetch": 1}),
     ("sparse_tensor_core", "half", {"l2_prefetch": 2}), ("sparse_tensor_core", "float", {"l2_prefetch": 3}),
+    ("sparse_tensor_core", "half", {"fixed_alignment": True}),
+    ("sparse_tensor_core", "float", {"fixed_alignment": True, "vector_loads": False}),
+    ("sparse_tensor_core", "bfloat16", {"fixed_alignment": False}),
     ("tensor_core", "double", {"bregs": False, "weights_shared": True, "prefetch": 0}),
     ("tensor_core", "half", {"weights_shared": True, "l2_prefetch": 2}),
     ("tensor_core", "float", {"weights_shared": True, "warps": 8, "min_blocks": 2})])

@@ -387,3 +387,26 @@ def test_the_sparse_kernel_refuses_beyond_r_t_8(host_tc, stencil, fuse):
                                         r"Tensor Core kernel: with L = 16 outputs per line the strided swap allows "
                                         r"r·t ≤ 8 \(two matrices per line at 8\)$"):
         host_tc("sparse_tensor_core", stencil, fuse, "half", w)
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(2, 1), 2, "half"), (Stencil.box(2, 1), 3, "float"),
+                                                  (Stencil.box(3, 1), 2, "bfloat16")], ids=_ids)
+def test_the_sparse_kernel_runs_fields_aligned_otherwise_on_a_variant(host_tc, stencil, fuse, dtype):
+    """The sparse kernel compiled for its own fields' alignment (``fixed_alignment``, K_ALIGN) gives the bits of the
+    run-time flag; a field reported otherwise (here: neither vector loads nor pair stores) runs a variant compiled
+    for it, with the same bits."""
+    w = random_weights(stencil.mask(), np.random.default_rng(9))
+    flag = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, fixed_alignment=False)
+    assert "K_ALIGN" not in dict(flag.plan.defines) and flag.plan.options["align"] is None
+    kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, fixed_alignment=True)
+    assert dict(kernel.plan.defines)["K_ALIGN"] == kernel.plan.options["align"] == 1 | ((fuse % 2 == 0) << 1)
+    assert "compiled for its fields' alignment" in kernel.describe()
+    shape3 = (6, 5, 100) if stencil.dims == 3 else (1, 13, 150)
+    x = data(shape3, dtype)
+    own = run_sweep(kernel, x)
+    assert np.array_equal(own.view(np.uint8), run_sweep(flag, x).view(np.uint8))
+    assert kernel.compiled_for(kernel.plan.options["align"]) is kernel.kernel
+    kernel.alignment = lambda f: 0
+    other = run_sweep(kernel, x)
+    assert dict(kernel._variants) and 0 in kernel._variants
+    assert np.array_equal(own.view(np.uint8), other.view(np.uint8))

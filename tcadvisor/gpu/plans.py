@@ -918,7 +918,8 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
-                        r"(?:the line as rows, (\d+) points per block, )?(\d+) slice\(s\) per trip")
+                        r"(?:the line as rows, (\d+) points per block, )?(compiled for its fields' alignment, )?"
+                        r"(\d+) slice\(s\) per trip")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -927,19 +928,20 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
     weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
     ahead into registers and
-    into L2, slices staged in shared memory, a 1D line as rows, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
+    into L2, slices staged in shared memory, a 1D line as rows, a build for its fields' alignment, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
     rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
     m = _SPTC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
     return plan_sparse_tensor_cores(stencil, fuse, precision, aregs=m[3] == "registers", prefetch=int(m[4]),
-                                    warps=int(m[1]), linemask=linemask, unroll=int(m[8]),
+                                    warps=int(m[1]), linemask=linemask, unroll=int(m[9]),
                                     l2_prefetch=int(m[5] or 0), weights_shared=m[3] == "shared memory",
                                     stages=int(m[6] or 0),
                                     inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
                                     x_tiles=int(m[2] or 1) if stencil.dims == 2 else None,
-                                    line_rows=bool(m[7]) if stencil.dims == 1 else None)
+                                    line_rows=bool(m[7]) if stencil.dims == 1 else None,
+                                    fixed_alignment=bool(m[8]))
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -1182,7 +1184,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              linemask: int | None = None, unroll: int | None = None,
                              l2_prefetch: int | None = None, weights_shared: bool | None = None,
                              inner_rows: int | None = None, x_tiles: int | None = None,
-                             stages: int | None = None, line_rows: bool | None = None) -> LaunchPlan:
+                             stages: int | None = None, line_rows: bool | None = None,
+                             vector_loads: bool = True, fixed_alignment: bool | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1206,6 +1209,13 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ``ni + ir - 1`` rows of 512 bytes (TF32: 1 KiB) per stage.  Slices ahead in registers are moved into place
     at every slice and the move waits for the load (kernels/sparse_tensor_cores.cu, "Why K_BSTAGES").
     ``line_rows`` (1D): the line launched as rows, as in :func:`plan_tensor_cores`.
+    ``vector_loads``: the input windows loaded as 16-byte vectors (False: element by element, for scans and tests).
+    ``fixed_alignment``: compile the kernel for the alignment of its own fields (K_ALIGN: ghost width Gx = R puts
+    every window on a 16-byte boundary, and pair stores on a 4-byte one where R is even), so that its streaming loop
+    holds only those loads and stores, where a run-time flag kept both paths' instructions in it; a field aligned
+    otherwise runs a variant compiled for it (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.sweep`).
+    With no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml (measured faster in 3D and in 2D from
+    R = 6, slower in 2D FP16 below, h100-sxm-2026-11-27/sptc-align/), else off: the run-time flag.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, chunks
 
@@ -1230,6 +1240,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
             x_tiles = measured.get("x_tiles")
             prefetch, l2_prefetch = measured.get("prefetch"), measured.get("l2_prefetch", 0)
             stages = measured.get("stages")
+            if fixed_alignment is None:
+                fixed_alignment = measured.get("fixed_alignment")
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
     weights_shared = bool(weights_shared)
@@ -1279,6 +1291,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_IR", ir),)
     if stages:
         defines += (("K_BSTAGES", stages),)
+    align = int(bool(vector_loads)) | (int(R % 2 == 0) << 1)  # the kernel's own fields (Gx = R)
+    if fixed_alignment:
+        defines += (("K_ALIGN", align),)
     smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
     # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
@@ -1291,7 +1306,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                       options={"kc": kc, "ka": ka, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
-                               "stages": stages, "row_width": width})
+                               "stages": stages, "row_width": width,
+                               "align": align if fixed_alignment else None})
 
 
 # --------------------------------------------------------------------------- registers

@@ -104,7 +104,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, aregs: bool | None = None, prefetch: int | None = None,
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
-                 x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None):
+                 x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None,
+                 fixed_alignment: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -126,7 +127,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    warps=warps, min_blocks=min_blocks, linemask=self.linemask,
                                                    unroll=unroll, l2_prefetch=l2_prefetch,
                                                    weights_shared=weights_shared, inner_rows=inner_rows,
-                                                   x_tiles=x_tiles, stages=stages, line_rows=line_rows)
+                                                   x_tiles=x_tiles, stages=stages, line_rows=line_rows,
+                                                   vector_loads=vector_loads, fixed_alignment=fixed_alignment)
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -188,13 +190,28 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         loads = self.vector_loads and (gx - self.R) % self.vec == 0 and f.pitch_y % self.vec == 0
         return int(loads) | (int(gx % 2 == 0) << 1)
 
+    def compiled_for(self, align: int):
+        """The kernel compiled for fields of alignment ``align`` (:meth:`alignment`): the plan's own where they are
+        the kernel's fields, else a variant with that K_ALIGN (same plan otherwise; compiled once, cached).  Without
+        ``fixed_alignment`` the kernel takes the alignment at run time."""
+        if self.plan.options["align"] is None or align == self.plan.options["align"]:
+            return self.kernel
+        variants = self.__dict__.setdefault("_variants", {})
+        if align not in variants:
+            defines = tuple((k, align if k == "K_ALIGN" else v) for k, v in self.plan.defines)
+            fn = module("sparse_tensor_cores.cu", defines).get_function("sptc_stream")
+            use_shared_memory(fn, self.smem, device_info(), "the kernel's shared memory")
+            variants[align] = fn
+        return variants[align]
+
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         i32 = np.int32
         gx, align = fin.geometry.gx, self.alignment(fin)
+        kernel = self.compiled_for(align)
         for grid, per, src, dst, nx, ni, ns, pi, ps, gi, gs in self._launches(fin, fout):
-            self.kernel(grid, (self.threads,), (src, dst, self.avals, self.ameta, i32(nx), i32(ni), i32(ns),
-                                                 np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per),
-                                                 i32(align)), shared_mem=self.smem)
+            kernel(grid, (self.threads,), (src, dst, self.avals, self.ameta, i32(nx), i32(ni), i32(ns),
+                                            np.int64(pi), np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per),
+                                            i32(align)), shared_mem=self.smem)
 
     def executed_flops(self, shape3) -> float:
         """FLOPs of every mma.sp issued in one sweep (dense-equivalent m·n·k, as α counts them)."""
@@ -212,6 +229,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + (f"{self.stages} stages in shared memory, " if self.stages else "")
                 + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
+                + ("compiled for its fields' alignment, " if self.plan.options["align"] is not None else "")
                 + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
 
 
