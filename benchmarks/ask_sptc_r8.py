@@ -3,7 +3,7 @@ with given fitted constants: the constants shipped before the change, fitted on 
 model would have said had it been asked first.
 
 For the stencils of ``tune_gpu_kernels.py --only sptc-r8``: the refined GStencils/s of the sparse kernel at r·t = 7
-(where the stencil has that depth) and 8, and of the dense kernel at r·t = 8, from ``tcadvisor advise --json`` at
+(where the stencil has that depth) and 8, and of the dense kernel at r·t = 8, from the advisor (what ``tcadvisor advise`` reports) at
 those constants, beside what the scan measured (its default configuration's row).
 
     git show 505cc79:models/fitted/refined-terms.yaml > /tmp/before.yaml
@@ -12,10 +12,7 @@ those constants, beside what the scan measured (its default configuration's row)
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
-import io
-import json
 import sys
 from pathlib import Path
 
@@ -24,7 +21,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tcadvisor import cli, model, refinement  # noqa: E402
+from tcadvisor import model, refinement  # noqa: E402
+from tcadvisor.advisor import advise  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
 
 CONFIGS = [("Box-2D1R", 7, 8), ("Box-2D2R", None, 4), ("Box-2D4R", None, 2), ("Star-2D1R", 7, 8),
            ("Box-1D1R", 7, 8), ("Box-1D2R", None, 4)]
@@ -33,10 +32,9 @@ DEFAULT_ROW = {1: "{'line_rows': True}", 2: "{'weights_shared': True, 'x_tiles':
 
 
 def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        cli.main(["advise", stencil, "--fuse", str(t), "--dtype", dtype, "--gpu", gpu, "--json"])
-    return {o["unit"]: o["gstencils"] for o in json.loads(buf.getvalue())["options"] if o.get("available")}
+    """unit -> the refined GStencils/s of its bundled kernel at depth ``t`` (what ``tcadvisor advise`` reports)."""
+    adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
+    return {o.unit: o.gstencils for o in adv.options if o.available}
 
 
 def main(argv=None) -> int:

@@ -345,7 +345,7 @@ class LaunchPlan:
         lanes = 32
         if self.kernel == "sparse_tensor_cores":
             ir, kc, lines = o.get("ir", 1), o["kc"], o["rows"]
-            ka = o.get("ka", kc)  # A fragments per line: kc, or 2·kc where a line is two matrices (r·t = 8)
+            ka = o["ka"]  # A fragments per line: kc, or 2·kc where a line is two matrices (r·t = 8)
             weights = 0 if o["aregs"] else lines * ka * lanes * SPTC_FRAGMENT_BYTES
             inputs = (o["ni"] + ir - 1) * kc * (SPTC_LOADING_LANES * 16 + 4 * lanes * 4)
             return (weights + inputs) / (ir * lines * ka)
