@@ -61,6 +61,10 @@ BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011", grid) for grid in ("10240
             for unit, name, t in (("sparse_tensor_core", "Box-1D1R", 7), ("sparse_tensor_core", "Box-1D7R", 1),
                                   ("tensor_core", "Box-1D1R", 7), ("tensor_core", "Box-1D7R", 1),
                                   ("cuda_core", "Box-1D1R", 7))]
+#: 1D at the depths the Tensor Core kernels reach there (r·t ≤ 64: Box-1D7R fused x2 ... x9), SPIDER's 15 points per
+#: step fused as the bundled kernels fuse them.
+BUNDLED += [("Box-1D7R", unit, "Box-1D7R", t, grid, "20011", grid) for grid in ("10240000", "134217728")
+            for unit in ("sparse_tensor_core", "tensor_core") for t in (2, 4, 8, 9)]
 BUNDLED += [("Box-1D7R", unit, COLUMN_15, 1, grid, "61x203", spider) for grid, spider in
             (("1024x10000", "10240000"), ("1024x131072", "134217728"))
             for unit in ("sparse_tensor_core", "tensor_core", "cuda_core")]
@@ -102,7 +106,7 @@ def main(argv=None) -> int:
         chk = run(st, "half", unit, fuse=t, grid=small, steps=2 * t + 1, seed=5, gpu="h100-measured")
         res = run(st, "half", unit, fuse=t, grid=grid, steps=10 * t, seed=1, check=False, repeats=args.repeats,
                   gpu="h100-measured")
-        per_step = res.gstencils / (7 if t == 7 else 1)
+        per_step = res.gstencils * st.radius / 7  # steps of radius r: r/7 of a SPIDER step (radius 7) each
         rows.append({"gpu": gpu, "date": today, "code": "tcadvisor", "workload": f"{footprint} as {st.name} x{t}",
                      "footprint": footprint, "unit": unit, "stencil": st.name, "fuse": t, "grid": grid,
                      "spider_grid": spider_grid, "run": "median",

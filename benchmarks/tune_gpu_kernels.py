@@ -825,6 +825,31 @@ def variants_tc_1d_rows_ahead():
     return out
 
 
+def variants_sptc_1d_deep():
+    """The Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns, each line its
+    even and its odd taps): the planner's rule, weights in shared memory, 3 stages, and weights in registers (FP16) or
+    read from L1 (TF32, whose rule holds them in registers), for Box-1D1R x8, x12, x16, x32, x64, Box-1D2R x8, x16 and
+    Box-1D3R x8, x16 in FP16 and TF32 on 2^27 points (the line as rows, the measured 1D default from r·t = 8), with
+    the dense kernel at the same depth beside; and SPIDER's 15-point step fused (Box-1D7R x1, x2, x4, x8, x9, FP16)
+    with the dense and CUDA-core kernels beside."""
+    out = []
+    g1 = "134217728"
+    cases = [("Box-1D1R", t) for t in (8, 12, 16, 32, 64)] + [("Box-1D2R", t) for t in (8, 16)] + \
+            [("Box-1D3R", t) for t in (8, 16)]
+    for dtype in ("half", "float"):
+        other_aregs = {"aregs": dtype == "half"}
+        for name, t in cases:
+            for kn in ({}, {"weights_shared": True}, {"stages": 3, "prefetch": 0}, other_aregs):
+                out.append((name, dtype, g1, "sparse_tensor_core", t, None, dict(kn)))
+            out.append((name, dtype, g1, "tensor_core", t, None, {}))
+    for t in (1, 2, 4, 8, 9):
+        for kn in ({}, {"weights_shared": True}, {"stages": 3, "prefetch": 0}):
+            out.append(("Box-1D7R", "half", g1, "sparse_tensor_core", t, None, dict(kn)))
+        out.append(("Box-1D7R", "half", g1, "tensor_core", t, None, {}))
+        out.append(("Box-1D7R", "half", g1, "cuda_core", t, None, {}))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -846,7 +871,7 @@ SCANS = {
     "tc-1d-deep": lambda args: variants_tc_1d_deep(), "sptc3d-r2": lambda args: variants_sptc3d_r2(),
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
-    "sptc-align": lambda args: variants_sptc_align(),
+    "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
 }
 
 

@@ -10,6 +10,9 @@
 // At r·t = 8 (L = 2R) the band is too dense for 2:4: each line is two matrices, its
 // even and its odd taps, each 1:2 after the swap, both applied to the line's B
 // fragments (HALVES = 2: twice the mma.sp per line, the same loads and accumulators).
+// In 1D (nothing pending between slices) r·t goes on to 64: the window is NB blocks of
+// 2L columns (L + 2R in whole blocks), each loaded and swapped like the one block, every
+// line its two halves; KC counts the K chunks of all blocks.
 //
 // One warp computes a tile of 8 segments x 16 outputs along x (the instruction's
 // N = 8 columns are the 8 segments), for one inner row (3D), streaming the
@@ -33,14 +36,14 @@
 //
 // The permutations are folded into addresses: lane (g, t) loads ONE 16-byte
 // vector per K chunk from window column START(t, kc) of segment g (window =
-// input columns x0 + 16g - R ... + 31); B element e is vector element e (FP16/
+// input columns x0 + 16g - R ... + 32 NB - 1); B element e is vector element e (FP16/
 // BF16) or e ^ (t & 1) (TF32).  Instruction row m computes segment output
 // 2(m % 8) + m / 8, so lane (g, t) holds outputs 2g and 2g+1 of segments 2t and
 // 2t+1 and writes each pair with one store.
 //
 // Compile-time parameters (-D, prefixed K_): K_PREC (0: TF32 on float fields,
 // 1: FP16 on half fields, 2: BF16 on bfloat16 bit patterns), K_R (fused radius,
-// at most 8), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
+// at most 8 in 2D/3D, 64 in 1D), K_NS (kernel extent along the stream axis: 1 in 1D), K_NI (inner
 // extent: K_NS in 3D, else 1), K_LINEMASK (bit p*NI+a set when kernel line (p, a)
 // is non-empty; lines 0-63), K_LINEMASK_HI (only with more than 64 lines: lines
 // 64-127), K_WX, K_WI (warps per block along x / the inner axis), K_AREGS
@@ -194,24 +197,31 @@ __device__ __forceinline__ void lds_frag(const uint4* pv, const unsigned* pm, un
 }
 #endif
 
-#if R > L / 2
-#error "the strided swap with L = 16 takes a fused radius of at most 8"
+#if R > L / 2 && NLINES > 1
+#error "2D and 3D: the strided swap with L = 16 takes a fused radius of at most 8"
 #endif
-// Matrices per kernel line: at R = L / 2 the band is too dense for 2:4 and each line is two matrices, its taps at
-// even and at odd offsets (tcadvisor/transforms/spider.py, halves), both multiplied by the line's B fragments.
-#define HALVES (R == L / 2 ? 2 : 1)
+#if R > 64
+#error "1D: a fused radius of at most 64"
+#endif
+// Matrices per kernel line: from R = L / 2 on the band is too dense for 2:4 and each line is two matrices, its taps
+// at even and at odd offsets (tcadvisor/transforms/spider.py, halves), both multiplied by the line's B fragments.
+#define HALVES (R >= L / 2 ? 2 : 1)
+// Blocks of 2L window columns per line (1 up to R = 8; in 1D beyond, L + 2R columns in whole blocks): block b is
+// loaded, ordered and swapped as the first, 2L columns further on (tcadvisor/gpu/sparse_operands.py, lane_load).
+#define NB ((L + 2 * R + 2 * L - 1) / (2 * L))
 
 #if PREC == 0
 typedef float real;             // storage: float; operands TF32
-#define KC 2                    // two m16n8k16 per line (K = 2L = 32)
+#define KCB 2                   // two m16n8k16 per block (K = 2L = 32)
 #define VEC 4                   // elements per 16-byte vector
-#define START(t, kc) (((t) & 1) * L + 8 * (kc) + 4 * ((t) >> 1))
+#define START(t, kc) (((kc) / KCB) * 2 * L + ((t) & 1) * L + 8 * ((kc) % KCB) + 4 * ((t) >> 1))
 #else
 typedef unsigned short real;    // storage: FP16 or BF16 bit patterns
-#define KC 1                    // one m16n8k32 per line
+#define KCB 1                   // one m16n8k32 per block
 #define VEC 8
-#define START(t, kc) (((t) & 1) * L + 16 * (kc) + 8 * ((t) >> 1))
+#define START(t, kc) ((kc) * 2 * L + ((t) & 1) * L + 8 * ((t) >> 1))
 #endif
+#define KC (NB * KCB)           // K chunks (B fragments) per line and input row
 #define KA (HALVES * KC)        // A fragments (instructions) per line: fragment hv * KC + kc multiplies B chunk kc
 
 #if K_ORDERED
@@ -569,21 +579,21 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     unsigned bf[NROWS_IN][KC][4];
     uint4 cur[NROWS_IN][KC];
 #if L2PF > 0
-    // The warp's windows cover input columns x0 - R ... x0 - R + TILE_X + L - 1 of each row.
+    // The warp's windows cover input columns x0 - R ... x0 - R + TILE_X + (2 NB - 1) L - 1 of each row.
     const real* strip = in + (long long)(Gi + I) * pitch_i + Gx + X0 - R;
 #if L2_PREFETCH_ONE_THREAD
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
         if (lane < NROWS_IN)                                                                   \
             l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(lane - RI, last) * step_i, \
-                            TILE_X + L, lane);                                                 \
+                            TILE_X + (2 * NB - 1) * L, lane);                                 \
     }
 #else
 #define L2_ROWS(j_)                                                                            \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
             l2_prefetch_run(strip + (long long)(Gs + (j_)) * pitch_s + (long long)min(a_ - RI, last) * step_i, \
-                            TILE_X + L, lane);                                                 \
+                            TILE_X + (2 * NB - 1) * L, lane);                                 \
     }
 #endif
     for (int p = 0; p < L2PF; ++p)

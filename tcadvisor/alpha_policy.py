@@ -160,7 +160,8 @@ def instruction(impl: ImplProfile, stencil: Stencil, fuse: int, precision: str,
 # --------------------------------------------------------------------------- α
 
 
-def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str) -> Fraction:
+def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaShape, precision: str,
+                      options: tuple = ()) -> Fraction:
     """α counted from the operands ``transform`` builds for the t-step fused stencil on ``shape``.
 
     :func:`tcadvisor.transforms.alpha_for` (cached; closed forms for box and star
@@ -173,7 +174,7 @@ def constructed_alpha(transform: str, stencil: Stencil, fuse: int, shape: MmaSha
     from . import transforms
 
     try:
-        return transforms.alpha_for(transform, stencil, fuse, shape, precision).alpha
+        return transforms.alpha_for(transform, stencil, fuse, shape, precision, **dict(options)).alpha
     except (WorkBudgetExceeded, UnavailableError):
         raise
     except TcAdvisorError as exc:
@@ -208,7 +209,7 @@ def resolve_alpha(impl: ImplProfile, choice: AlphaChoice, stencil: Stencil, fuse
             f"{impl.name} names no MMA shape for {precision.upper()} and {gpu.name} lists none, "
             "so its α cannot be constructed"
         )
-    alpha = constructed_alpha(src.construction, stencil, fuse, shape, precision)
+    alpha = constructed_alpha(src.construction, stencil, fuse, shape, precision, src.construction_options)
     note = f"constructed from {impl.name}'s operands for the {fuse}-step fused kernel on {shape}"
     if shape_note:
         note += f" ({shape_note})"

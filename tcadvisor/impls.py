@@ -47,6 +47,9 @@ class AlphaSource:
     paper_note: str = ""
     construction: str | None = None
     construction_note: str = ""
+    #: The construction's own options as the implementation builds its operands (the bundled sparse kernel's
+    #: L = 16 at every radius), as (name, value) pairs; () for the construction's defaults.
+    construction_options: tuple = ()
 
 
 #: Axes a tiling may name.
@@ -224,11 +227,23 @@ def parse_profile(raw: Any, path: Path) -> ImplProfile:
             if construction not in transforms.names():
                 raise _fail(path, "alpha.construction",
                             f"unknown transformation {construction!r}; known: {', '.join(transforms.names())}")
+        options = a.get("construction_options") or {}
+        if options and (construction is None or not isinstance(options, Mapping)):
+            raise _fail(path, "alpha.construction_options",
+                        "expected a mapping of the construction's options (e.g. {L: 16}) beside alpha.construction")
+        if options:
+            from . import transforms
+
+            try:
+                transforms.check_options(construction, dict(options))
+            except TcAdvisorError as exc:
+                raise _fail(path, "alpha.construction_options", str(exc)) from None
         alpha = AlphaSource(
             paper=_fraction(path, "alpha.paper", a["paper"]) if a.get("paper") is not None else None,
             paper_note=" ".join(str(a.get("paper_note", "")).split()),
             construction=construction,
             construction_note=" ".join(str(a.get("construction_note", "")).split()),
+            construction_options=tuple(sorted((str(k), v) for k, v in options.items())),
         )
     kernel = raw.get("kernel")
     if kernel is not None and not (isinstance(kernel, str) and kernel.isidentifier()):

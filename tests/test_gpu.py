@@ -59,12 +59,13 @@ def _cases():
             for dims, shape, r, t in tc_geoms:
                 cases.append(("tensor_core", shape, dims, r, t, dtype, GRIDS[dims], mma))
     # Sparse Tensor Cores: every precision, 1D/2D/3D, fused radius up to 8 (7: the swap's limit with L = 16; 8: two
-    # matrices per line, its even and its odd taps)
+    # matrices per line, its even and its odd taps), in 1D to 64 (the window in 2, 3 and 5 blocks of 32 columns)
     sp_geoms = ((1, "box", 1, 3), (1, "box", 3, 2), (2, "box", 1, 1), (2, "box", 1, 3), (2, "star", 1, 2),
                 (2, "box", 2, 3), (2, "star", 3, 2), (2, "box", 1, 7), (2, "box", 3, 1), (2, "star", 1, 7),
                 (3, "box", 1, 1), (3, "star", 1, 2), (3, "box", 1, 2),
                 (1, "box", 1, 8), (1, "box", 2, 4), (2, "box", 1, 8), (2, "star", 1, 8), (2, "box", 2, 4),
-                (2, "star", 4, 2), (2, "box", 8, 1))
+                (2, "star", 4, 2), (2, "box", 8, 1),
+                (1, "box", 1, 9), (1, "box", 3, 8), (1, "box", 7, 4), (1, "box", 2, 32))
     for dtype in DTYPES["sparse_tensor_core"]:
         for dims, shape, r, t in sp_geoms:
             cases.append(("sparse_tensor_core", shape, dims, r, t, dtype, GRIDS[dims], None))
@@ -276,6 +277,23 @@ def test_sparse_r_t_8_knobs_keep_results_right(dtype, options):
 
     for st, t, grid in ((Stencil.box(2, 1), 8, "37x300"), (Stencil.star(2, 2), 4, "29x131")):
         res = run(st, dtype, "sparse_tensor_core", fuse=t, grid=grid, steps=2 * t, seed=8, repeats=1, warmup=0,
+                  kernel_options=options)
+        assert res.passed and res.unwritten == 0, (options, res.check.sweep.violations, res.max_rel_error)
+        assert "2 matrices per line" in res.kernel
+
+
+@pytest.mark.parametrize("dtype, options", [
+    ("half", {"line_rows": True}), ("half", {"line_rows": False}), ("float", {"line_rows": True, "aregs": False}),
+    ("bfloat16", {"weights_shared": True}), ("half", {"stages": 3}), ("float", {"vector_loads": False}),
+    ("half", {"aregs": True, "prefetch": 2})])
+def test_sparse_1d_beyond_r_t_8_knobs_keep_results_right(dtype, options):
+    """In 1D beyond r·t = 8 (the window in blocks of 32 columns, each line its even and odd taps) the knobs --
+    the line as rows or one row, weights in registers, L1 or shared memory, stages, scalar loads -- change the code
+    path, not the result, on a line of several rows and a tail."""
+    from tcadvisor.gpu.runner import run
+
+    for st, t in ((Stencil.box(1, 1), 24), (Stencil.box(1, 7), 4)):
+        res = run(st, dtype, "sparse_tensor_core", fuse=t, grid="300007", steps=2 * t, seed=8, repeats=1, warmup=0,
                   kernel_options=options)
         assert res.passed and res.unwritten == 0, (options, res.check.sweep.violations, res.max_rel_error)
         assert "2 matrices per line" in res.kernel

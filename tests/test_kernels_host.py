@@ -113,14 +113,17 @@ def test_sparse_kernel_refuses_old_gpus():
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
-def test_load_order_keeps_every_group_within_swapped_pairs(precision):
-    """Each sparsity group of the instruction holds only whole pairs {e, e+L+1} / {e+1, e+L}."""
+@pytest.mark.parametrize("R", [1, 9, 25, 64])
+def test_load_order_keeps_every_group_within_swapped_pairs(precision, R):
+    """Each sparsity group of the instruction holds only whole pairs {e, e+L+1} / {e+1, e+L} of one block of 2L
+    window columns (1D beyond r·t = 8: every block)."""
     L = sparse_operands.L
     pair = {}
-    for e in range(0, L, 2):
-        pair[e], pair[e + L + 1] = e + L + 1, e
-        pair[e + 1], pair[e + L] = e + L, e + 1
-    omega = sparse_operands.window_columns(precision)
+    for b0 in range(0, 2 * L * sparse_operands.blocks(R), 2 * L):
+        for e in range(b0, b0 + L, 2):
+            pair[e], pair[e + L + 1] = e + L + 1, e
+            pair[e + 1], pair[e + L] = e + L, e + 1
+    omega = sparse_operands.window_columns(precision, R)
     k, width, _ = layouts.SPARSE[precision]
     for row in omega:
         for grp in row.reshape(-1, width):
@@ -128,13 +131,15 @@ def test_load_order_keeps_every_group_within_swapped_pairs(precision):
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
-@pytest.mark.parametrize("R", range(0, 9))
+@pytest.mark.parametrize("R", list(range(0, 10)) + [16, 24, 25, 40, 64])
 def test_every_line_compresses_and_metadata_decodes(precision, R):
-    """At R = 8 a line is two matrices (even and odd taps): A fragment ka = half · kc + chunk."""
+    """From R = 8 a line is two matrices (even and odd taps): A fragment ka = half · kc + chunk; beyond R = 8 (1D)
+    the chunks of every block of 32 window columns (16 + 2R in whole blocks)."""
     rng = np.random.default_rng(R)
     line = rng.uniform(0.5, 1.5, 2 * R + 1)
     ops = sparse_operands.pack(line, precision, [()])
-    assert ops.halves == (2 if R == 8 else 1) and ops.ka == ops.halves * ops.kc
+    assert ops.halves == (2 if R >= 8 else 1) and ops.ka == ops.halves * ops.kc
+    assert ops.kc == -(-(16 + 2 * R) // 32) * (2 if precision == "tf32" else 1)
     allowed = {0b0100, 0b1110} if precision == "tf32" else {0b0100, 0b1000, 0b1001, 0b1100, 0b1101, 0b1110}
     total = 0
     for ka in range(ops.ka):
@@ -149,14 +154,17 @@ def test_every_line_compresses_and_metadata_decodes(precision, R):
     assert total == 16 * (2 * R + 1)  # every weight of every output row, once
 
 
-def test_swap_fails_beyond_radius_8():
-    with pytest.raises(ValueError, match="L ≥ 2R\\+2"):
-        sparse_operands.pack(np.ones(19), "fp16", [()])
+def test_the_1d_limit_is_64_and_2d_stays_at_8():
+    assert [sparse_operands.fused_radius_limit(d) for d in (1, 2, 3)] == [64, 8, 8]
+    assert SparseTensorCoreKernel.unsupported(Stencil.box(1, 1), 64, "half", "fp16") is None
+    assert "at most 64 in 1D" in SparseTensorCoreKernel.unsupported(Stencil.box(1, 1), 65, "half", "fp16")
+    assert "r·t ≤ 8 in 2D" in SparseTensorCoreKernel.unsupported(Stencil.box(2, 1), 9, "half", "fp16")
 
 
 CASES = [(Stencil.box(2, 1), 3, (5, 140)), (Stencil.star(2, 2), 2, (4, 37)), (Stencil.box(1, 3), 2, (300,)),
          (Stencil.box(3, 1), 1, (3, 4, 20)), (Stencil.box(2, 1), 7, (3, 19)), (Stencil.star(3, 1), 2, (2, 5, 9)),
-         (Stencil.box(2, 1), 8, (3, 19)), (Stencil.box(1, 2), 4, (300,))]
+         (Stencil.box(2, 1), 8, (3, 19)), (Stencil.box(1, 2), 4, (300,)), (Stencil.box(1, 2), 8, (300,)),
+         (Stencil.from_offsets([(-3,), (0,), (2,)]), 9, (400,))]
 
 
 @pytest.mark.parametrize("precision", ["fp16", "tf32"])
@@ -417,15 +425,19 @@ def test_every_new_configuration_compiles_for_sm90_and_sm80(fake_gpu):
             assert proc.returncode == 0, f"{f} {arch} {d}:\n{proc.stderr[-2000:]}"
 
 
-def test_lane_loads_cover_each_window_once():
+@pytest.mark.parametrize("R", [0, 8, 9, 24, 25, 64])
+def test_lane_loads_cover_each_window_once(R):
+    """Every column of the window (one block of 32 up to r·t = 8, 16 + 2R in whole blocks beyond) loaded once."""
+    blocks = {0: 1, 8: 1, 9: 2, 24: 2, 25: 3, 64: 5}[R]
+    assert sparse_operands.blocks(R) == blocks
     for precision in ("fp16", "tf32"):
         cols = []
-        for kc, t in itertools.product(range(sparse_operands.chunks(precision)), range(4)):
+        for kc, t in itertools.product(range(sparse_operands.chunks(precision, R)), range(4)):
             start, order = sparse_operands.lane_load(precision, t, kc)
             cols += [start + o for o in order]
-        assert sorted(cols) == list(range(2 * sparse_operands.L))
+        assert sorted(cols) == list(range(2 * sparse_operands.L * blocks))
         # every 16-byte vector starts on a multiple of its length
-        for kc, t in itertools.product(range(sparse_operands.chunks(precision)), range(4)):
+        for kc, t in itertools.product(range(sparse_operands.chunks(precision, R)), range(4)):
             start, order = sparse_operands.lane_load(precision, t, kc)
             assert start % len(order) == 0
 

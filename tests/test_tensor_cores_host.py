@@ -379,14 +379,71 @@ def test_a_half_left_out_at_r_t_8_is_caught(host_tc):
     assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
-@pytest.mark.parametrize("stencil, fuse", [(Stencil.box(2, 1), 9), (Stencil.box(1, 3), 3), (Stencil.star(2, 9), 1)],
+@pytest.mark.parametrize("stencil, fuse", [(Stencil.box(2, 1), 9), (Stencil.box(3, 1), 9), (Stencil.star(2, 9), 1)],
                          ids=_ids)
-def test_the_sparse_kernel_refuses_beyond_r_t_8(host_tc, stencil, fuse):
+def test_the_sparse_kernel_refuses_beyond_r_t_8_in_2d_and_3d(host_tc, stencil, fuse):
     w = random_weights(stencil.mask(), np.random.default_rng(5))
     with pytest.raises(TcAdvisorError, match=rf"^fused radius r·t = {stencil.radius * fuse} is too large for the Sparse "
                                         r"Tensor Core kernel: with L = 16 outputs per line the strided swap allows "
-                                        r"r·t ≤ 8 \(two matrices per line at 8\)$"):
+                                        rf"r·t ≤ 8 in {stencil.dims}D \(two matrices per line at 8\)$"):
         host_tc("sparse_tensor_core", stencil, fuse, "half", w)
+
+
+@pytest.mark.parametrize("stencil, fuse", [(Stencil.box(1, 1), 65), (Stencil.box(1, 3), 22)], ids=_ids)
+def test_the_sparse_kernel_refuses_beyond_r_t_64_in_1d(host_tc, stencil, fuse):
+    w = random_weights(stencil.mask(), np.random.default_rng(5))
+    with pytest.raises(TcAdvisorError, match=rf"^fused radius r·t = {stencil.radius * fuse} is too large for the Sparse "
+                                        r"Tensor Core kernel \(at most 64 in 1D\)$"):
+        host_tc("sparse_tensor_core", stencil, fuse, "half", w)
+
+
+#: The sparse kernel in 1D beyond r·t = 8: the line's window of 16 + 2R columns in blocks of 32 (2 at r·t = 9-24,
+#: 3 at 25-40, 5 at 64), each line its even and odd taps; one row and rows, every precision, weights in registers,
+#: L1 and shared memory, slices ahead and stages, a custom stencil.
+SPARSE_1D_DEEP = [
+    (Stencil.box(1, 1), 9, "half", {}), (Stencil.box(1, 2), 8, "float", {}), (Stencil.box(1, 3), 8, "bfloat16", {}),
+    (Stencil.box(1, 1), 25, "half", {"line_rows": True}), (Stencil.box(1, 4), 16, "float", {"line_rows": True}),
+    (Stencil.box(1, 1), 64, "half", {"weights_shared": True}), (Stencil.box(1, 2), 20, "float", {"aregs": True}),
+    (Stencil.box(1, 3), 12, "half", {"stages": 3}), (Stencil.box(1, 1), 16, "float", {"prefetch": 2}),
+    (Stencil.from_offsets([(-3,), (0,), (2,)]), 13, "half", {}),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", SPARSE_1D_DEEP, ids=_ids)
+def test_the_sparse_kernel_runs_1d_beyond_r_t_8_in_window_blocks(host_tc, stencil, fuse, dtype, options):
+    """Every output of a sweep in its rounding interval, none left NaN, the same bits with threads and blocks
+    reversed, every MMA of every block and half counted (α = P / (2 · 32 · blocks)), and a perturbed weight failing
+    the same check."""
+    R = stencil.radius * fuse
+    assert 8 < R <= 64
+    w = random_weights(stencil.mask(), np.random.default_rng(13))
+    kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
+    blocks = -(-(16 + 2 * R) // 32)
+    assert kernel.ka == 2 * kernel.kc == 2 * blocks * (2 if dtype == "float" else 1)
+    assert dict(kernel.plan.defines)["K_R"] == R
+    shape3 = (1, 1, 20000 if options.get("line_rows") else 700)
+    x = data(shape3, dtype)
+    out = run_sweep(kernel, x)
+    assert np.isfinite(from_storage(out, dtype)).all()
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    assert kernel.alpha == Fraction(int(np.count_nonzero(kernel.fused)), 2 * 32 * blocks)
+    again = run_sweep(kernel, x, reverse=True)
+    assert np.array_equal(out.view(np.uint8), again.view(np.uint8))
+    bad_w = perturb_largest_weight(w, kernel.precision, kernel.numerics())
+    bad = host_tc("sparse_tensor_core", stencil, fuse, dtype, bad_w, **options)
+    assert not check(kernel, x, run_sweep(bad, x)).passed
+
+
+def test_a_window_block_left_out_is_caught(host_tc):
+    """The kernel compiled with one block of 32 window columns where r·t = 16 needs two: the check fails, so the
+    second block's loads and MMAs are what the test above verifies."""
+    st = Stencil.box(1, 1)
+    kernel = host_tc("sparse_tensor_core", st, 16, "half", random_weights(st.mask(), np.random.default_rng(3)))
+    _compile_broken(kernel, "sparse_tensor_cores.cu", "sptc_stream", "#define KC (NB * KCB)", "#define KC (1 * KCB)")
+    x = data((1, 1, 700), "half")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(2, 1), 2, "half"), (Stencil.box(2, 1), 3, "float"),

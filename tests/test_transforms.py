@@ -113,11 +113,25 @@ def test_spider_keeps_the_kernel_upload_interface():
     assert con.alpha == Fraction(25, 5 * 32)
 
 
-def test_swap_needs_room():
-    with pytest.raises(ValueError, match="L ≥ 2R\\+2"):
-        spider.construct(np.ones(15), MmaShape(16, 8, 16), L=12)
+def test_swap_needs_an_even_L():
     with pytest.raises(ValueError, match="even L"):
         spider.construct(np.ones(15), MmaShape(16, 8, 16), L=15)
+
+
+@pytest.mark.parametrize("R, L", [(7, 12), (9, 16), (16, 16), (24, 16), (25, 16), (64, 16), (13, 4)])
+def test_below_L_2R_the_window_is_whole_blocks_and_each_line_its_halves(R, L):
+    """L < 2R (the bundled kernel's L = 16 in 1D beyond r·t = 8): the window of L + 2R columns padded to whole
+    blocks of 2L, the swap within each block, two matrices per line, each 1:2, summing to the swapped band."""
+    w = np.random.default_rng(R).uniform(1, 2, 2 * R + 1)
+    con = spider.construct(w, MmaShape(16, 8, 8), L=L, keep=1, group=2)
+    blocks = -(-(L + 2 * R) // (2 * L))
+    k_pad, src = con.details["K_pad"], con.details["permutation"]
+    assert k_pad == 2 * L * blocks and con.details["halves"] == 2
+    even, odd = con.operands
+    assert np.array_equal(even + odd, spider.banded(w, L, k_pad)[:, src])
+    assert all(spider.check_structure(m != 0, 1, 2) for m in con.operands)
+    assert sorted(src) == list(range(k_pad))
+    assert con.alpha == Fraction(2 * R + 1, 2 * k_pad)
 
 
 @pytest.mark.parametrize("R", range(1, 17))

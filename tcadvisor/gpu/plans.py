@@ -1217,18 +1217,20 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     With no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml (measured faster in 3D and in 2D from
     R = 6, slower in 2D FP16 below, h100-sxm-2026-11-27/sptc-align/), else off: the run-time flag.
     """
-    from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, chunks
+    from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
     if precision not in SHAPES:
         raise TcAdvisorError(f"the Sparse Tensor Core kernel runs TF32, FP16 and BF16, not {precision.upper()}")
     d = stencil.dims
     R = stencil.radius * int(fuse)
+    if R > fused_radius_limit(d):
+        raise TcAdvisorError(f"fused radius r·t = {R} is too large for the Sparse Tensor Core kernel{radius_reason(d)}")
     n = 2 * R + 1
     ns = 1 if d == 1 else n
     ni = n if d == 3 else 1
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
-    kc = chunks(precision)
-    ka = a_chunks(precision, R)  # r·t = 8: two matrices per line, each kc instructions on the same B fragments
+    kc = chunks(precision, R)  # 1D beyond r·t = 8: the chunks of every block of 2L window columns
+    ka = a_chunks(precision, R)  # r·t ≥ 8: two matrices per line, each kc instructions on the same B fragments
     a_regs = lines * ka * 5
     if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles,
                                                          stages))
@@ -1296,12 +1298,13 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_ALIGN", align),)
     smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
-    # segment g reads the window x0 + 16g - R ... + 2L - 1: TILE_X + L columns in all; in 2D a warp's ir
-    # lines are ir adjacent tiles along x
+    # segment g reads the window x0 + 16g - R ... + 2L·blocks - 1: TILE_X + (2·blocks - 1)·L columns in all; in
+    # 2D a warp's ir lines are ir adjacent tiles along x
     tile_x = L * SEGMENTS * (ir if d == 2 else 1)
     width = block_row_points(d, line_rows, tile_x, wx, "sparse", R, precision)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
-                      (32 * warps, 1, 1), smem, {"x": tile_x + L}, {"x": tile_x}, warps, ns - 1, 1, live,
+                      (32 * warps, 1, 1), smem, {"x": tile_x + (2 * blocks(R) - 1) * L}, {"x": tile_x}, warps,
+                      ns - 1, 1, live,
                       defines, SHAPES[precision], lines * ka,
                       options={"kc": kc, "ka": ka, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,

@@ -35,6 +35,14 @@ At r·t = 8 (L = 2R) each line is two matrices, its even and its odd taps
 (:func:`tcadvisor.transforms.spider.halves`), multiplied by the same B
 fragments: twice the instructions per line (``ka`` A fragments per line, ``kc``
 B chunks), the same window, outputs and pending accumulators.
+
+In 1D nothing is pending between slices, so the window grows instead: beyond
+r·t = 8 it is :func:`blocks` blocks of 2L columns (L + 2R padded to 2L), each
+loaded, ordered and swapped as the one block below, and every line is its even
+and odd taps — ``kc`` B chunks per block, up to r·t = 64 (:data:`MAX_FUSED_RADIUS_1D`,
+the dense kernel's 1D limit).  2D and 3D keep one block: a wider window there
+means more pending accumulator rows than the registers hold (see
+:mod:`tcadvisor.gpu.sparse_tensor_cores`).
 """
 from __future__ import annotations
 
@@ -53,50 +61,76 @@ from . import layouts
 L = 16  #: outputs per segment (the instruction's m)
 SEGMENTS = 8  #: segments per warp tile (the instruction's n)
 TILE_X = L * SEGMENTS
-MAX_FUSED_RADIUS = L // 2  #: r·t = 8 with two matrices per line (L = 2R)
+MAX_FUSED_RADIUS = L // 2  #: 2D and 3D: r·t = 8 with two matrices per line (L = 2R)
+MAX_FUSED_RADIUS_1D = 64  #: 1D: windows of several blocks of 2L columns, as far as the dense kernel goes in 1D
 SHAPES = {"fp16": MmaShape(16, 8, 32), "bf16": MmaShape(16, 8, 32), "tf32": MmaShape(16, 8, 16)}
 #: (keep, group) of spider.construct / compress per precision.
 PATTERN = {"fp16": (2, 4), "bf16": (2, 4), "tf32": (1, 2)}
 
 
-def chunks(precision: str) -> int:
-    """K chunks (B fragments) per line and input row: K = 2L over the instruction's k."""
+def fused_radius_limit(dims: int) -> int:
+    """The largest r·t the kernel takes: 64 in 1D, 8 in 2D and 3D."""
+    return MAX_FUSED_RADIUS_1D if dims == 1 else MAX_FUSED_RADIUS
+
+
+def radius_reason(dims: int) -> str:
+    """Why r·t is bounded, after the kernel's name in the refusal (the kernel class and its planner say it alike)."""
+    if dims == 1:
+        return f" (at most {MAX_FUSED_RADIUS_1D} in 1D)"
+    return (f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS} in {dims}D "
+            f"(two matrices per line at {MAX_FUSED_RADIUS})")
+
+
+def blocks(R: int) -> int:
+    """Blocks of 2L window columns per line: L + 2R columns in whole blocks (1 up to r·t = 8)."""
+    return -(-(L + 2 * R) // (2 * L))
+
+
+def per_block(precision: str) -> int:
+    """K chunks per block of 2L columns: 2L over the instruction's k (FP16/BF16 1, TF32 2)."""
     return 2 * L // SHAPES[precision].k
 
 
+def chunks(precision: str, R: int) -> int:
+    """K chunks (B fragments) per line and input row: every block's 2L columns over the instruction's k."""
+    return blocks(R) * per_block(precision)
+
+
 def halves(R: int) -> int:
-    """Matrices per kernel line at fused radius R: 1, or 2 (even and odd taps) at R = L / 2."""
+    """Matrices per kernel line at fused radius R: 1, or 2 (even and odd taps) from R = L / 2 on."""
     return spider.halves(R, L)
 
 
 def a_chunks(precision: str, R: int) -> int:
     """A fragments (instructions) per line and input row: every half's every K chunk."""
-    return halves(R) * chunks(precision)
+    return halves(R) * chunks(precision, R)
 
 
 def lane_load(precision: str, t: int, kc: int) -> tuple[int, tuple[int, ...]]:
     """(window column of lane t's 16-byte load in chunk kc, vector element of each B element).
 
-    FP16/BF16: 8 halves from ``(t & 1)·L + 16·kc + 8·(t >> 1)``, element e = half e.
-    TF32: 4 floats from ``(t & 1)·L + 8·kc + 4·(t >> 1)``, element e = float e ^ (t & 1)
+    Chunk kc lies in block b = kc // :func:`per_block` (columns 2L·b …), chunk c = kc mod per_block of it.
+    FP16/BF16: 8 halves from ``2L·b + (t & 1)·L + 8·(t >> 1)``, element e = half e.
+    TF32: 4 floats from ``2L·b + (t & 1)·L + 8·c + 4·(t >> 1)``, element e = float e ^ (t & 1)
     (odd lanes take each pair the other way round, so that lanes 2u and 2u+1
     hold the two columns of one swapped pair).
     """
+    b, c = divmod(kc, per_block(precision))
     if precision == "tf32":
-        return (t & 1) * L + 8 * kc + 4 * (t >> 1), tuple(e ^ (t & 1) for e in range(4))
-    return (t & 1) * L + 16 * kc + 8 * (t >> 1), tuple(range(8))
+        return 2 * L * b + (t & 1) * L + 8 * c + 4 * (t >> 1), tuple(e ^ (t & 1) for e in range(4))
+    return 2 * L * b + (t & 1) * L + 16 * c + 8 * (t >> 1), tuple(range(8))
 
 
-def window_columns(precision: str) -> np.ndarray:
+def window_columns(precision: str, R: int = 0) -> np.ndarray:
     """ω[kc, κ]: the window column that feeds instruction index κ of chunk kc (from the lanes' loads)."""
-    k = SHAPES[precision].k
-    omega = np.full((chunks(precision), k), -1, dtype=np.int64)
-    for kc, lane in itertools.product(range(chunks(precision)), range(4)):  # g does not matter
+    k, n = SHAPES[precision].k, chunks(precision, R)
+    omega = np.full((n, k), -1, dtype=np.int64)
+    for kc, lane in itertools.product(range(n), range(4)):  # g does not matter
         start, order = lane_load(precision, lane, kc)
         for e in range(layouts.b_count(precision)):
             kappa, _ = layouts.sparse_b(precision, lane, e)
             omega[kc, kappa] = start + order[e]
-    assert (omega >= 0).all() and sorted(omega.reshape(-1)) == list(range(2 * L))
+    assert (omega >= 0).all() and sorted(omega.reshape(-1)) == list(range(2 * L * blocks(R)))
     return omega
 
 
@@ -124,7 +158,7 @@ class SparseOperands:
     @property
     def kc(self) -> int:
         """K chunks: the B fragments per input row, shared by the halves."""
-        return chunks(self.precision)
+        return chunks(self.precision, self.construction.details["R"])
 
     @property
     def halves(self) -> int:
@@ -137,7 +171,7 @@ def instruction_matrix(con: Construction, operand: int, precision: str, kc: int)
     src = con.details["permutation"]
     inv = np.argsort(src)  # column of the swapped matrix that holds window column ω
     rows = [output_row(m) for m in range(L)]
-    omega = window_columns(precision)[kc]
+    omega = window_columns(precision, con.details["R"])[kc]
     return con.operands[operand][rows][:, inv[omega]]
 
 
@@ -150,7 +184,7 @@ def pack(fused: np.ndarray, precision: str, all_lines: list[tuple[int, ...]]) ->
     """Build, permute, compress and pack the weight operands of the fused kernel ``fused``."""
     con = construct(fused, precision)
     keep, group = PATTERN[precision]
-    ncs, nh = chunks(precision), con.details["halves"]
+    ncs, nh = chunks(precision, con.details["R"]), con.details["halves"]
     first = {}  # line index -> its first operand (the halves of a line follow one another)
     for i, idx in enumerate(con.details["lines"]):
         first.setdefault(idx, i)
@@ -220,7 +254,7 @@ def emulate(x: np.ndarray, fused: np.ndarray, precision: str) -> np.ndarray:
     ops = pack(w, precision, all_lines)
     width = x.shape[-1]
     tiles = -(-width // TILE_X)
-    extra = tiles * TILE_X + 2 * L - width  # the last tile's windows read past the right ghost layer
+    extra = tiles * TILE_X + 2 * L * blocks(R) - width  # the last tile's windows read past the right ghost layer
     pad = [(R, R)] * (dims - 1) + [(R, R + extra)]
     as3 = {1: lambda a: a[None, None, :], 2: lambda a: a[:, None, :], 3: lambda a: a}[dims]
     x3 = as3(np.pad(x, pad, mode="wrap"))  # interior column i at padded column i + R

@@ -6,7 +6,7 @@ kernel's loads feed the instruction, compressed and packed per lane by
 :mod:`tcadvisor.gpu.sparse_operands`; α and the executed FLOPs are counted from
 that same construction.  Precisions: FP16 and BF16 operands with FP32
 accumulation (``mma.sp`` m16n8k32), TF32 (``mma.sp`` m16n8k16) for float fields.
-Fused radius r·t ≤ 8 (L = 16 outputs per line; the swap needs L ≥ 2R + 2, and
+Fused radius r·t ≤ 8 in 2D and 3D (L = 16 outputs per line; the swap needs L ≥ 2R + 2, and
 at r·t = 8, L = 2R, each line is two matrices, its even and its odd taps, both
 multiplied by the line's input fragments: α = 17/64 per full line).
 
@@ -15,8 +15,14 @@ streaming: each pending output row then holds two M tiles of accumulators
 (8 registers per lane), so 2R pending rows need 16R registers — 128 or more for
 R ≥ 8, on top of the weight fragments — and the kernel would run at one or two
 warps per scheduler.  The two halves at r·t = 8 reach the same α with one M
-tile per pending row.  Deeper fusion on Sparse Tensor Cores needs the pending
-rows in shared memory; not done.
+tile per pending row.  Deeper fusion in 2D and 3D needs the pending rows in
+shared memory; not done.
+
+In 1D no output row is pending (the kernel has one line), so r·t goes to 64, as
+on the dense kernel: the line's window of 16 + 2R columns is taken in blocks of
+32, each loaded and swapped as the one block below, and the line is its even and
+odd taps — α = (2R+1)/(2·32·blocks), e.g. 33/128 at r·t = 16
+(:func:`tcadvisor.gpu.sparse_operands.blocks`).
 """
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ from .checking import TC_ACCUMULATE, Stage, SweepModel
 from .fields import Geometry, PaddedField
 from .kernel import MatrixUnitKernel
 from .numerics import bf16_bits_to_float, round_tf32, to_bf16_bits
-from .sparse_operands import MAX_FUSED_RADIUS, SHAPES, TILE_X, L, a_chunks, line_order, pack
+from .sparse_operands import (SHAPES, TILE_X, L, a_chunks, blocks, fused_radius_limit, line_order, pack,
+                              radius_reason)
 
 #: dtype each precision runs on (its fields' storage type).
 DTYPE = {"tf32": "float", "fp16": "half", "bf16": "bfloat16"}
@@ -86,13 +93,16 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     precisions = ("tf32", "fp16", "bf16")
     label = "Sparse Tensor Core"
     dtypes = DTYPE
-    max_fused_radius = MAX_FUSED_RADIUS
+    max_fused_radius = fused_radius_limit(2)  # 2D and 3D; 1D: fused_radius_limit(1)
     row_word = "line"
 
     @classmethod
+    def fused_radius_limit(cls, dims: int) -> int:
+        return fused_radius_limit(dims)
+
+    @classmethod
     def radius_reason(cls, dims: int) -> str:
-        return (f": with L = {L} outputs per line the strided swap allows r·t ≤ {MAX_FUSED_RADIUS} "
-                f"(two matrices per line at {MAX_FUSED_RADIUS})")
+        return radius_reason(dims)
 
     @classmethod
     def device_reason(cls, precision: str, device: dict) -> str | None:
@@ -177,7 +187,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         # Gx ≡ R (mod 16 bytes) puts every lane's window vector on a 16-byte boundary.
         gx = self.R
         tiles = math.ceil(nx / TILE_X)
-        pitch = _round_up(gx + tiles * TILE_X + 2 * L + 8, 32)
+        pitch = _round_up(gx + tiles * TILE_X + 2 * L * blocks(self.R) + 8, 32)
         d = self.stencil.dims
         return Geometry(self.R if d == 3 else 0, self.R if d >= 2 else 0, gx, pitch)
 

@@ -157,6 +157,11 @@ def alpha_for(transform: str, stencil, fuse: int, shape, precision: str, **optio
     return _alpha_for(key, stencil, fuse, _shape(shape), precision, tuple(sorted(options.items())))
 
 
+def check_options(transform: str, options: dict) -> None:
+    """``options`` are options of ``transform``'s construction (a one-line error otherwise)."""
+    _check_options(module(transform.strip().lower()), options)
+
+
 def _check_options(mod: ModuleType, options: dict) -> None:
     """The transformation's own options (SPIDER's ``L``, ...): known names, integer values (or None)."""
     import inspect

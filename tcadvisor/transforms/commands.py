@@ -72,7 +72,8 @@ def _targets(impl_name: str | None, dtype: str | None) -> list[dict]:
         if not shapes:
             raise TcAdvisorError(f"{prof.name} names no MMA instruction for {precision}")
         out.append({"label": prof.name, "transform": prof.alpha.construction, "precision": precision,
-                    "shapes": shapes, "paper": prof.alpha.paper})
+                    "shapes": shapes, "paper": prof.alpha.paper,
+                    "options": dict(prof.alpha.construction_options)})
     if not out:
         raise TcAdvisorError(f"no implementation with an α construction runs {dtype}")
     return out
@@ -101,7 +102,7 @@ def _count(target: dict, stencil, fuse: int, mma: str | None):
     shapes = [mma] if mma else target["shapes"]
     shape = shapes[0] if len(shapes) == 1 else least_padding_shape(
         target["transform"], stencil, shapes, fuse=fuse, precision=target["precision"])
-    return alpha_for(target["transform"], stencil, fuse, shape, target["precision"])
+    return alpha_for(target["transform"], stencil, fuse, shape, target["precision"], **target.get("options", {}))
 
 
 def _fmt_frac(x) -> str:

@@ -27,6 +27,11 @@ How it works:
   2:4 too.  Both halves multiply the same input, two products per line, so
   α = (2R+1)/(2·2L) — at L = 16 and R = 8, 17/64, what L = 32 gives — without
   doubling the outputs per line (the bundled kernel's L = 16 at r·t = 8).
+* Below L = 2R (the bundled kernel's L = 16 in 1D beyond r·t = 8) the window of
+  L + 2R columns is padded to whole blocks of 2L, the swap applied within each
+  block, and every line is its two halves again: a swapped pair (2p, 2p+1) of
+  any block still holds one even and one odd original column, so each half stays
+  1:2.  α = (2R+1)/(2·K_pad) with K_pad = 2L·⌈(L+2R)/2L⌉.
 * Stars pay for the zeros of their lines' bounding boxes: every non-empty line
   is a full L × K_pad matrix.  Executed MACs per output point: lines · K_pad.
 """
@@ -56,11 +61,17 @@ def default_L(R: int, shape: MmaShape) -> int:
     return shape.m if 2 * R == shape.m else pad_to(2 * R + 2, shape.m)
 
 
-def swap_permutation(L: int, k_pad: int) -> np.ndarray:
-    """``src[c]``: which original column lands in column c after the strided swap."""
+def swap_permutation(L: int, k_pad: int, width: int | None = None) -> np.ndarray:
+    """``src[c]``: which original column lands in column c after the strided swap.
+
+    The swap exchanges column j with j + L for every odd j < L, within each block of 2L
+    columns that holds some of the ``width`` band columns (default: the first block only,
+    all that L ≥ 2R needs); the padding beyond stays in place.
+    """
     src = np.arange(k_pad)
-    for j in range(1, L, 2):
-        src[j], src[j + L] = j + L, j
+    for b0 in range(0, 2 * L if width is None else width, 2 * L):
+        for j in range(b0 + 1, b0 + L, 2):
+            src[j], src[j + L] = j + L, j
     return src
 
 
@@ -73,8 +84,13 @@ def banded(line: np.ndarray, L: int, k_pad: int) -> np.ndarray:
 
 
 def halves(R: int, L: int) -> int:
-    """Matrices per kernel line: 1 where the swap has room (L ≥ 2R+2), 2 (even and odd taps) at L = 2R."""
+    """Matrices per kernel line: 1 where the swap has room (L ≥ 2R+2), 2 (even and odd taps) from L = 2R down."""
     return 1 if L >= 2 * R + 2 else 2
+
+
+def padded_k(R: int, L: int, k: int) -> int:
+    """K_pad: the window of L + 2R columns in whole blocks of 2L (one block wherever L ≥ 2R), padded to k."""
+    return pad_to(pad_to(max(L + 2 * R, 2 * L), 2 * L), k)
 
 
 def parity_half(line: np.ndarray, parity: int) -> np.ndarray:
@@ -86,12 +102,12 @@ def parity_half(line: np.ndarray, parity: int) -> np.ndarray:
 
 def _geometry(R: int, L: int | None, shape: MmaShape, n_lines: int, P: int) -> tuple[int, int, dict, Fraction]:
     L = default_L(R, shape) if L is None else L
-    if L < 2 * R or L % 2:
+    if L < 2 or L % 2:
         from ..errors import TcAdvisorError
 
-        raise TcAdvisorError(f"the strided swap needs an even L ≥ 2R+2 = {2 * R + 2} (or L = 2R = {2 * R} with "
-                             f"each line split into its even and odd taps), got L = {L}")
-    k_pad = pad_to(2 * L, shape.k)
+        raise TcAdvisorError(f"the strided swap needs an even L (≥ 2R+2 = {2 * R + 2}, or below with each line "
+                             f"split into its even and odd taps), got L = {L}")
+    k_pad = padded_k(R, L, shape.k)
     h = halves(R, L)
     details = {"R": R, "L": L, "K": L + 2 * R, "K_pad": k_pad, "n_lines": n_lines, "halves": h,
                "matrices": f"{n_lines * h} line matrices of {L} x {k_pad}"
@@ -106,7 +122,7 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
 
     ``keep:group`` is the sparsity the instruction needs (2:4 for FP16/BF16,
     1:2 for TF32); the strided swap satisfies both.  ``precision``, if given,
-    sets it (tf32 → 1:2, fp16/bf16 → 2:4).  At L = 2R every line gives two
+    sets it (tf32 → 1:2, fp16/bf16 → 2:4).  From L = 2R down every line gives two
     matrices, its even and its odd taps (:func:`halves`), one after the other
     in ``operands``, their line index repeated in ``details["lines"]``.
     """
@@ -116,7 +132,7 @@ def construct(weights: np.ndarray, shape: MmaShape, L: int | None = None,
     R = (w.shape[0] - 1) // 2
     lines_ = kernel_lines(w)
     L, k_pad, details, executed = _geometry(R, L, shape, len(lines_), int(np.count_nonzero(w)))
-    src = swap_permutation(L, k_pad)
+    src = swap_permutation(L, k_pad, pad_to(L + 2 * R, 2 * L))
     operands, lines = [], []
     for idx, line in lines_:
         parts = [line] if details["halves"] == 1 else [parity_half(line, 0), parity_half(line, 1)]

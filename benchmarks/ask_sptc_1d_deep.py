@@ -1,0 +1,82 @@
+"""What the refined model says of the sparse kernel in 1D beyond r·t = 8 before it is measured.
+
+The constants are those fitted before the kernel took these depths (``models/fitted/refined-terms.yaml`` of the
+commit that asks), so the answer is a prediction for configurations the fit never saw.  For the default rows of
+``tune_gpu_kernels.py --only sptc-1d-deep``: the refined GStencils/s of the sparse, dense and CUDA-core kernels (what
+``tcadvisor advise`` reports at that depth), and with ``--measured`` the scan's rows beside them.
+
+    python benchmarks/ask_sptc_1d_deep.py --out FILE.csv                       # before the scan
+    python benchmarks/ask_sptc_1d_deep.py --measured DIR/tuning.csv --constants OLD.yaml --out FILE.csv  # after
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tcadvisor import model, refinement  # noqa: E402
+from tcadvisor.advisor import advise  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
+
+CONFIGS = ([("Box-1D1R", t, d) for d in ("half", "float") for t in (8, 12, 16, 32, 64)]
+           + [("Box-1D2R", t, d) for d in ("half", "float") for t in (8, 16)]
+           + [("Box-1D3R", t, d) for d in ("half", "float") for t in (8, 16)]
+           + [("Box-1D7R", t, "half") for t in (1, 2, 4, 8, 9)])
+UNITS = ("sparse_tensor_core", "tensor_core", "cuda_core")
+
+
+def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
+    """unit -> the refined GStencils/s of its bundled kernel at depth ``t`` (what ``tcadvisor advise`` reports)."""
+    adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
+    return {o.unit: o.gstencils for o in adv.options if o.available}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--constants", help="a refined-terms.yaml whose constants to ask with (default: the shipped)")
+    ap.add_argument("--measured", help="the sptc-1d-deep scan's tuning.csv")
+    ap.add_argument("--gpu", default="h100-calibrated")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    measured = {}
+    if args.measured:
+        with open(args.measured, newline="") as f:
+            measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"])): round(float(r["gstencils"]), 1)
+                        for r in csv.DictReader(f) if r["options"] == "{}"}
+    values = None
+    if args.constants:
+        raw = yaml.safe_load(Path(args.constants).read_text())
+        values = {sym: float(raw["constants"][sym.name]["value"]) for sym in model.FITTED}
+    rows = []
+    with refinement.using_constants(values) if values else _nothing():
+        for stencil, t, dtype in CONFIGS:
+            pred = refined(stencil, dtype, t, args.gpu)
+            row = {"stencil": stencil, "dtype": dtype, "fuse": t}
+            for unit in UNITS:
+                row[f"{unit}_predicted"] = round(pred[unit], 1) if unit in pred else ""
+                if args.measured:
+                    row[f"{unit}_measured"] = measured.get((stencil, dtype, unit, t), "")
+            rows.append(row)
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return 0
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
