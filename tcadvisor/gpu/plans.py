@@ -66,6 +66,14 @@ B_SMEM_LIMIT = 99 * 1024
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
+#: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules
+#: from validation/results/h100-sxm-2026-11-27/sptc-1d-deep (Box-1D1R x12-x64, Box-1D2R x8/x16, Box-1D3R x8/x16,
+#: 2^27 points, the line as rows): FP16 weight fragments in registers (1.06-1.30x the L1 rule at every scanned depth;
+#: 1.00x at r·t = 8, so only beyond), TF32 3 stages in shared memory from r·t = 32 (1.11-1.38x at r·t = 32-64,
+#: 0.94-0.95x at 16 and 24).
+SPTC_1D_DEEP_FROM = 9
+SPTC_1D_TF32_STAGES_FROM = 32
+SPTC_1D_TF32_STAGES = 3
 #: Bytes of one lane's sparse weight fragment: 4 registers of compressed values and 1 of metadata.
 SPTC_FRAGMENT_BYTES = 20
 #: Registers the sparse kernel's shared-memory weight fragments take beyond its live arrays: ptxas issues the
@@ -1216,6 +1224,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     otherwise runs a variant compiled for it (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.sweep`).
     With no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml (measured faster in 3D and in 2D from
     R = 6, slower in 2D FP16 below, h100-sxm-2026-11-27/sptc-align/), else off: the run-time flag.
+    In 1D beyond r·t = 8 (the window in blocks of 32 columns) the rules of :data:`SPTC_1D_DEEP_FROM`: FP16/BF16
+    weight fragments in registers, TF32 stages from r·t = 32.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
@@ -1246,13 +1256,20 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                 fixed_alignment = measured.get("fixed_alignment")
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
+            if d == 1 and precision == "tf32" and R >= SPTC_1D_TF32_STAGES_FROM:
+                stages = SPTC_1D_TF32_STAGES
     weights_shared = bool(weights_shared)
     if aregs and weights_shared:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
                              "or in shared memory, not both")
     ir = lines_per_warp(d, x_tiles, inner_rows, "a sparse kernel")
     if aregs is None:
-        aregs = a_regs <= A_REG_LIMIT if precision == "tf32" and not weights_shared else False
+        if weights_shared:
+            aregs = False
+        elif precision == "tf32":
+            aregs = a_regs <= A_REG_LIMIT
+        else:  # FP16/BF16: from L1, except in 1D beyond r·t = 8 (SPTC_1D_DEEP_FROM)
+            aregs = d == 1 and R >= SPTC_1D_DEEP_FROM
     aregs = bool(aregs)
     stages = int(stages or 0)
     if stages and not 2 <= stages <= 8:
