@@ -850,6 +850,26 @@ def variants_sptc_1d_deep():
     return out
 
 
+def variants_sptc_1d_odd():
+    """The Sparse Tensor Core kernel in 1D at odd fused radii beyond 8, built for r·t + 1 with its line padded by
+    zeros (even_window: an even ghost width, so outputs stored in pairs) against built for r·t (scalar stores), side
+    by side: the corpus had Box-1D1R x9 and x11 and Box-1D3R x3 and x11 FP16 at 305-323 million points per second
+    and sweep against 460-507 at the even r·t of as many window blocks.  FP16 at r·t = 9, 11, 13, 21, 25, 33, 63,
+    BF16 and TF32 at some, 2^27 points; the even r·t 10 and 12 beside them."""
+    out = []
+    g1 = "134217728"
+    cases = [("Box-1D1R", "half", t) for t in (9, 11, 13, 25, 33)] + [("Box-1D3R", "half", t) for t in (3, 11)] + \
+            [("Box-1D7R", "half", t) for t in (3, 9)] + [("Box-1D1R", "bfloat16", 11)] + \
+            [("Box-1D1R", "float", t) for t in (9, 11, 25)] + [("Box-1D3R", "float", 11)]
+    for name, dtype, t in cases:
+        for even in (True, False):
+            out.append((name, dtype, g1, "sparse_tensor_core", t, None, {"even_window": even}))
+    for dtype in ("half", "float"):
+        for t in (10, 12):
+            out.append(("Box-1D1R", dtype, g1, "sparse_tensor_core", t, None, {}))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -872,6 +892,7 @@ SCANS = {
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
     "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
+    "sptc-1d-odd": lambda args: variants_sptc_1d_odd(),
 }
 
 

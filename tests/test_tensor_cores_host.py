@@ -420,7 +420,9 @@ def test_the_sparse_kernel_runs_1d_beyond_r_t_8_in_window_blocks(host_tc, stenci
     kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
     blocks = -(-(16 + 2 * R) // 32)
     assert kernel.ka == 2 * kernel.kc == 2 * blocks * (2 if dtype == "float" else 1)
-    assert dict(kernel.plan.defines)["K_R"] == R
+    # an odd r·t is built as r·t + 1, its line padded with zeros (even ghost width: pair stores), same blocks
+    assert dict(kernel.plan.defines)["K_R"] == kernel.R == R + R % 2
+    assert ("built for r·t" in kernel.describe()) == bool(R % 2)
     shape3 = (1, 1, 20000 if options.get("line_rows") else 700)
     x = data(shape3, dtype)
     out = run_sweep(kernel, x)
@@ -434,6 +436,26 @@ def test_the_sparse_kernel_runs_1d_beyond_r_t_8_in_window_blocks(host_tc, stenci
     bad_w = perturb_largest_weight(w, kernel.precision, kernel.numerics())
     bad = host_tc("sparse_tensor_core", stencil, fuse, dtype, bad_w, **options)
     assert not check(kernel, x, run_sweep(bad, x)).passed
+
+
+@pytest.mark.parametrize("dtype", ["half", "float"])
+def test_an_odd_fused_radius_built_with_and_without_its_padded_line(host_tc, dtype):
+    """Box-1D1R x11 (r·t = 11) built as r·t 12 (the default: even ghost width, pair stores) and as 11 (scalar
+    stores): both right, the same α, and the recorded description gives back each plan."""
+    from tcadvisor.gpu import plans
+
+    st = Stencil.box(1, 1)
+    w = random_weights(st.mask(), np.random.default_rng(17))
+    x = data((1, 1, 700), dtype)
+    built = {}
+    for even in (True, False):
+        kernel = host_tc("sparse_tensor_core", st, 11, dtype, w, even_window=even)
+        assert kernel.R == (12 if even else 11) and (kernel.geometry((1, 1, 700)).gx % 2 == 0) == even
+        assert check(kernel, x, run_sweep(kernel, x)).passed
+        again = plans.recorded_sparse_tensor_core_plan(st, 11, kernel.precision, kernel.describe())
+        assert again.defines == kernel.plan.defines
+        built[even] = kernel
+    assert built[True].alpha == built[False].alpha == Fraction(23, 128)
 
 
 def test_a_window_block_left_out_is_caught(host_tc):

@@ -74,6 +74,17 @@ A_REG_LIMIT = 160
 SPTC_1D_DEEP_FROM = 9
 SPTC_1D_TF32_STAGES_FROM = 32
 SPTC_1D_TF32_STAGES = 3
+
+
+def sptc_window_radius(dims: int, R: int, even_window: bool | None = None) -> int:
+    """The radius the sparse kernel is built for at fused radius R: R, or R + 1 for an odd R beyond r·t = 8 in 1D
+    with ``even_window`` (None: on).  The line padded with a zero tap on each side computes the same stencil; its
+    ghost width, hence the windows' 16-byte alignment, is R + 1, even, so the outputs are stored as pairs, where an
+    odd R stores them one 16-bit (or 32-bit) value at a time.  Beyond r·t = 8 the window of 16 + 2R columns never
+    gains a block by it (16 + 2R is never a multiple of 32 for odd R), so α and the MMAs are the same."""
+    if even_window is None:
+        even_window = True
+    return R + 1 if even_window and dims == 1 and R >= SPTC_1D_DEEP_FROM and R % 2 else R
 #: Bytes of one lane's sparse weight fragment: 4 registers of compressed values and 1 of metadata.
 SPTC_FRAGMENT_BYTES = 20
 #: Registers the sparse kernel's shared-memory weight fragments take beyond its live arrays: ptxas issues the
@@ -927,7 +938,7 @@ _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner row
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
                         r"(?:the line as rows, (\d+) points per block, )?(compiled for its fields' alignment, )?"
-                        r"(\d+) slice\(s\) per trip")
+                        r"(\d+) slice\(s\) per trip(, built for r·t \d+ \(its line padded with zeros\))?")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -949,7 +960,7 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
                                     inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
                                     x_tiles=int(m[2] or 1) if stencil.dims == 2 else None,
                                     line_rows=bool(m[7]) if stencil.dims == 1 else None,
-                                    fixed_alignment=bool(m[8]))
+                                    fixed_alignment=bool(m[8]), even_window=bool(m[10]))
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -1193,7 +1204,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              l2_prefetch: int | None = None, weights_shared: bool | None = None,
                              inner_rows: int | None = None, x_tiles: int | None = None,
                              stages: int | None = None, line_rows: bool | None = None,
-                             vector_loads: bool = True, fixed_alignment: bool | None = None) -> LaunchPlan:
+                             vector_loads: bool = True, fixed_alignment: bool | None = None,
+                             even_window: bool | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1225,7 +1237,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     With no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml (measured faster in 3D and in 2D from
     R = 6, slower in 2D FP16 below, h100-sxm-2026-11-27/sptc-align/), else off: the run-time flag.
     In 1D beyond r·t = 8 (the window in blocks of 32 columns) the rules of :data:`SPTC_1D_DEEP_FROM`: FP16/BF16
-    weight fragments in registers, TF32 stages from r·t = 32.
+    weight fragments in registers, TF32 stages from r·t = 32; an odd r·t built as r·t + 1 (:func:`sptc_window_radius`,
+    ``even_window``), its line padded with zeros, so that its outputs are stored in pairs.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
@@ -1235,12 +1248,13 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     R = stencil.radius * int(fuse)
     if R > fused_radius_limit(d):
         raise TcAdvisorError(f"fused radius r·t = {R} is too large for the Sparse Tensor Core kernel{radius_reason(d)}")
+    R_w = sptc_window_radius(d, R, even_window)  # the radius the kernel is built for (1D: R, or R + 1)
     n = 2 * R + 1
     ns = 1 if d == 1 else n
     ni = n if d == 3 else 1
     lines = tensor_core_rows(stencil, fuse) if linemask is None else bin(linemask).count("1")
-    kc = chunks(precision, R)  # 1D beyond r·t = 8: the chunks of every block of 2L window columns
-    ka = a_chunks(precision, R)  # r·t ≥ 8: two matrices per line, each kc instructions on the same B fragments
+    kc = chunks(precision, R_w)  # 1D beyond r·t = 8: the chunks of every block of 2L window columns
+    ka = a_chunks(precision, R_w)  # r·t ≥ 8: two matrices per line, each kc instructions on the same B fragments
     a_regs = lines * ka * 5
     if (l2_prefetch is None and all(k is None for k in (aregs, prefetch, unroll, weights_shared, inner_rows, x_tiles,
                                                          stages))
@@ -1299,7 +1313,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     hoisted = SPTC_SHARED_AHEAD if weights_shared else a_regs
     live = (max(ns - 1, 1) + 2) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted  # stages: prefetch 0
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
-    defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R), ("K_NS", ns), ("K_NI", ni))
+    defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R_w), ("K_NS", ns), ("K_NI", ni))
                + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
                ("K_PF", prefetch), ("K_MINB", int(min_blocks)), ("K_UNROLL", unroll)))
     if l2_prefetch:  # the optional knobs are passed only when used
@@ -1310,7 +1324,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_IR", ir),)
     if stages:
         defines += (("K_BSTAGES", stages),)
-    align = int(bool(vector_loads)) | (int(R % 2 == 0) << 1)  # the kernel's own fields (Gx = R)
+    align = int(bool(vector_loads)) | (int(R_w % 2 == 0) << 1)  # the kernel's own fields (Gx = R_w)
     if fixed_alignment:
         defines += (("K_ALIGN", align),)
     smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
@@ -1320,14 +1334,14 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     tile_x = L * SEGMENTS * (ir if d == 2 else 1)
     width = block_row_points(d, line_rows, tile_x, wx, "sparse", R, precision)
     return LaunchPlan("sparse_tensor_cores", "sparse_tensor_core", precision, d, int(fuse), R, 32 * warps,
-                      (32 * warps, 1, 1), smem, {"x": tile_x + (2 * blocks(R) - 1) * L}, {"x": tile_x}, warps,
+                      (32 * warps, 1, 1), smem, {"x": tile_x + (2 * blocks(R_w) - 1) * L}, {"x": tile_x}, warps,
                       ns - 1, 1, live,
                       defines, SHAPES[precision], lines * ka,
                       options={"kc": kc, "ka": ka, "ns": ns, "ni": ni, "rows": lines, "aregs": aregs, "prefetch": prefetch,
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
                                "stages": stages, "row_width": width,
-                               "align": align if fixed_alignment else None})
+                               "align": align if fixed_alignment else None, "window_radius": R_w})
 
 
 # --------------------------------------------------------------------------- registers

@@ -115,7 +115,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
                  x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None,
-                 fixed_alignment: bool | None = None):
+                 fixed_alignment: bool | None = None, even_window: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -124,6 +124,9 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
             raise TcAdvisorError(f"MMA shape {mma} is not implemented for sparse {precision.upper()}; expected {shape}")
         super().__init__(stencil, fuse, dtype, precision, weights, mma=shape)
         d = stencil.dims
+        window = plans.sptc_window_radius(d, self.R, even_window)
+        if window != self.R:  # the same stencil, its line padded with a zero tap on each side (even ghost width)
+            self.fused, self.R = np.pad(self.fused, window - self.R), window
         self.all_lines, self.ns, self.ni = line_order(d, self.R)
         self.ops = pack(self.fused, precision, self.all_lines)
         self.linemask = sum(1 << i for i, on in enumerate(self.ops.nonzero) if on)
@@ -138,7 +141,9 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    unroll=unroll, l2_prefetch=l2_prefetch,
                                                    weights_shared=weights_shared, inner_rows=inner_rows,
                                                    x_tiles=x_tiles, stages=stages, line_rows=line_rows,
-                                                   vector_loads=vector_loads, fixed_alignment=fixed_alignment)
+                                                   vector_loads=vector_loads, fixed_alignment=fixed_alignment,
+                                                   even_window=even_window)
+        assert self.plan.options["window_radius"] == self.R
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
@@ -240,7 +245,10 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                 + (f"{self.stages} stages in shared memory, " if self.stages else "")
                 + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
                 + ("compiled for its fields' alignment, " if self.plan.options["align"] is not None else "")
-                + f"{self.unroll} slice(s) per trip, {self.kernel.num_regs} registers")
+                + f"{self.unroll} slice(s) per trip"
+                + (f", built for r·t {self.R} (its line padded with zeros)"
+                   if self.R != self.stencil.radius * self.fuse else "")
+                + f", {self.kernel.num_regs} registers")
 
 
 KERNEL = SparseTensorCoreKernel
