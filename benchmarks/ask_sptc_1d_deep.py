@@ -37,6 +37,20 @@ def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
     return {o.unit: o.gstencils for o in adv.options if o.available}
 
 
+def scanned_default(stencil: str, dtype: str, t: int) -> str:
+    """The scan's row (its ``options``) that today's default sparse plan ran: the planner's rule of the scan ({}),
+    FP16/BF16 weights in registers beyond r·t = 8, TF32 stages from r·t = 32 (tcadvisor.gpu.plans)."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.stencil import parse_stencil
+
+    st = parse_stencil(stencil)
+    R = st.radius * t
+    precision = "tf32" if dtype == "float" else "fp16"
+    if precision == "tf32":
+        return "{'stages': 3, 'prefetch': 0}" if R >= plans.SPTC_1D_TF32_STAGES_FROM else "{}"
+    return "{'aregs': True}" if R >= plans.SPTC_1D_DEEP_FROM else "{}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--constants", help="a refined-terms.yaml whose constants to ask with (default: the shipped)")
@@ -47,8 +61,8 @@ def main(argv=None) -> int:
     measured = {}
     if args.measured:
         with open(args.measured, newline="") as f:
-            measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"])): round(float(r["gstencils"]), 1)
-                        for r in csv.DictReader(f) if r["options"] == "{}"}
+            measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"]), r["options"]):
+                        round(float(r["gstencils"]), 1) for r in csv.DictReader(f)}
     values = None
     if args.constants:
         raw = yaml.safe_load(Path(args.constants).read_text())
@@ -61,7 +75,10 @@ def main(argv=None) -> int:
             for unit in UNITS:
                 row[f"{unit}_predicted"] = round(pred[unit], 1) if unit in pred else ""
                 if args.measured:
-                    row[f"{unit}_measured"] = measured.get((stencil, dtype, unit, t), "")
+                    knobs = scanned_default(stencil, dtype, t) if unit == "sparse_tensor_core" else "{}"
+                    row[f"{unit}_measured"] = measured.get((stencil, dtype, unit, t, knobs), "")
+                    if unit == "sparse_tensor_core":
+                        row["sparse_row"] = knobs if row[f"{unit}_measured"] != "" else "not scanned"
             rows.append(row)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     w = csv.DictWriter(out, fieldnames=list(rows[0]))
