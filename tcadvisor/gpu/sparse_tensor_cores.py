@@ -161,6 +161,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                           else "stages" if self.stages else "weights_shared")
         self.threads = 32 * self.wx * self.wi
         self.vec = 16 // self.np_dtype.itemsize  # elements per 16-byte load
+        self._variants: dict[int, object] = {}  # K_ALIGN -> the kernel compiled for fields of that alignment
 
     def operands(self) -> Construction:
         return self.ops.construction
@@ -211,7 +212,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         ``fixed_alignment`` the kernel takes the alignment at run time."""
         if self.plan.options["align"] is None or align == self.plan.options["align"]:
             return self.kernel
-        variants = self.__dict__.setdefault("_variants", {})
+        variants = self._variants
         if align not in variants:
             defines = tuple((k, align if k == "K_ALIGN" else v) for k, v in self.plan.defines)
             fn = module("sparse_tensor_cores.cu", defines).get_function("sptc_stream")
