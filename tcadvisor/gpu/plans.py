@@ -85,6 +85,8 @@ def sptc_window_radius(dims: int, R: int, even_window: bool | None = None) -> in
     if even_window is None:
         even_window = True
     return R + 1 if even_window and dims == 1 and R >= SPTC_1D_DEEP_FROM and R % 2 else R
+
+
 #: Bytes of one lane's sparse weight fragment: 4 registers of compressed values and 1 of metadata.
 SPTC_FRAGMENT_BYTES = 20
 #: Registers the sparse kernel's shared-memory weight fragments take beyond its live arrays: ptxas issues the
