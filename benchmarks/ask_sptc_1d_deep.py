@@ -11,6 +11,7 @@ commit that asks), so the answer is a prediction for configurations the fit neve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import sys
 from pathlib import Path
@@ -20,21 +21,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ask_sptc_r8 import refined  # noqa: E402  (the advisor's refined GStencils/s per unit)
 from tcadvisor import model, refinement  # noqa: E402
-from tcadvisor.advisor import advise  # noqa: E402
-from tcadvisor.hardware import find_spec  # noqa: E402
 
 CONFIGS = ([("Box-1D1R", t, d) for d in ("half", "float") for t in (8, 12, 16, 32, 64)]
            + [("Box-1D2R", t, d) for d in ("half", "float") for t in (8, 16)]
            + [("Box-1D3R", t, d) for d in ("half", "float") for t in (8, 16)]
            + [("Box-1D7R", t, "half") for t in (1, 2, 4, 8, 9)])
 UNITS = ("sparse_tensor_core", "tensor_core", "cuda_core")
-
-
-def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
-    """unit -> the refined GStencils/s of its bundled kernel at depth ``t`` (what ``tcadvisor advise`` reports)."""
-    adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
-    return {o.unit: o.gstencils for o in adv.options if o.available}
 
 
 def scanned_default(stencil: str, dtype: str, t: int) -> str:
@@ -68,7 +62,7 @@ def main(argv=None) -> int:
         raw = yaml.safe_load(Path(args.constants).read_text())
         values = {sym: float(raw["constants"][sym.name]["value"]) for sym in model.FITTED}
     rows = []
-    with refinement.using_constants(values) if values else _nothing():
+    with refinement.using_constants(values) if values else contextlib.nullcontext():
         for stencil, t, dtype in CONFIGS:
             pred = refined(stencil, dtype, t, args.gpu)
             row = {"stencil": stencil, "dtype": dtype, "fuse": t}
@@ -85,14 +79,6 @@ def main(argv=None) -> int:
     w.writeheader()
     w.writerows(rows)
     return 0
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":

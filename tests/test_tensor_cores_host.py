@@ -70,6 +70,18 @@ def data(shape3, dtype, seed=1):
     return to_storage(np.random.default_rng(seed).uniform(1.0, 2.0, size=shape3), dtype)
 
 
+def checked_sweep(kernel, shape3, dtype):
+    """One sweep of random data on ``shape3``: none of the outputs NaN, every one in its rounding interval, every
+    MMA counted.  Returns (input, output)."""
+    x = data(shape3, dtype)
+    out = run_sweep(kernel, x)
+    assert np.isfinite(from_storage(out, dtype)).all()
+    result = check(kernel, x, out)
+    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    return x, out
+
+
 #: 3D at fused radius 4 (81 kernel rows: the masks' second word) and 5 (121), and below 64 rows for comparison.
 #: Star-3D4R x1 has 17 non-empty rows, Star-3D1R x4 41 (|p| + |a| ≤ 4), Box-3D1R x4 all 81.
 CASES = [
@@ -262,12 +274,7 @@ def test_deep_1d_fusion_runs_correctly_on_the_host(host_tc, stencil, fuse, dtype
     each sweep is checked against the float64 reference, every output written, every MMA counted."""
     assert stencil.radius * fuse > tensor_cores.MAX_FUSED_RADIUS
     kernel = host_tc("tensor_core", stencil, fuse, dtype, random_weights(stencil.mask(), np.random.default_rng(5)))
-    x = data((1, 1, 700), dtype)
-    out = run_sweep(kernel, x)
-    assert np.isfinite(from_storage(out, dtype)).all()
-    result = check(kernel, x, out)
-    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
-    assert 2 * kernel.kernel.fmas == kernel.executed_flops((1, 1, 700))
+    x, _ = checked_sweep(kernel, (1, 1, 700), dtype)
     w = random_weights(stencil.mask(), np.random.default_rng(5))
     bad = host_tc("tensor_core", stencil, fuse, dtype, perturb_largest_weight(w, kernel.precision))
     assert not check(kernel, x, run_sweep(bad, x)).passed
@@ -353,13 +360,7 @@ def test_the_sparse_kernel_runs_r_t_8_as_two_matrices_per_line(host_tc, stencil,
     w = random_weights(stencil.mask(), np.random.default_rng(11))
     kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
     assert kernel.ka == 2 * kernel.kc and "2 matrices per line" in kernel.describe()
-    shape3 = (1, 13, 150) if stencil.dims == 2 else (1, 1, 700)
-    x = data(shape3, dtype)
-    out = run_sweep(kernel, x)
-    assert np.isfinite(from_storage(out, dtype)).all()
-    result = check(kernel, x, out)
-    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
-    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    x, out = checked_sweep(kernel, (1, 13, 150) if stencil.dims == 2 else (1, 1, 700), dtype)
     assert kernel.alpha == Fraction(int(np.count_nonzero(kernel.fused)), kernel.nonzero_lines * 64)
     again = run_sweep(kernel, x, reverse=True)
     assert np.array_equal(out.view(np.uint8), again.view(np.uint8))
@@ -423,13 +424,7 @@ def test_the_sparse_kernel_runs_1d_beyond_r_t_8_in_window_blocks(host_tc, stenci
     # an odd r·t is built as r·t + 1, its line padded with zeros (even ghost width: pair stores), same blocks
     assert dict(kernel.plan.defines)["K_R"] == kernel.R == R + R % 2
     assert ("built for r·t" in kernel.describe()) == bool(R % 2)
-    shape3 = (1, 1, 20000 if options.get("line_rows") else 700)
-    x = data(shape3, dtype)
-    out = run_sweep(kernel, x)
-    assert np.isfinite(from_storage(out, dtype)).all()
-    result = check(kernel, x, out)
-    assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
-    assert 2 * kernel.kernel.fmas == kernel.executed_flops(shape3)
+    x, out = checked_sweep(kernel, (1, 1, 20000 if options.get("line_rows") else 700), dtype)
     assert kernel.alpha == Fraction(int(np.count_nonzero(kernel.fused)), 2 * 32 * blocks)
     again = run_sweep(kernel, x, reverse=True)
     assert np.array_equal(out.view(np.uint8), again.view(np.uint8))
