@@ -870,6 +870,30 @@ def variants_sptc_1d_odd():
     return out
 
 
+def variants_sptc_1d_ilp():
+    """The Sparse Tensor Core kernel in 1D beyond r·t = 8, where Nsight Compute found it bound by the instructions it
+    issues (sptc-1d-deep-ncu: 24 instructions per mma.sp at r·t = 64): each lane loading its whole window instead of
+    taking half by shuffle (whole_windows), two accumulator chains (two_chains), the build for the fields' alignment
+    (fixed_alignment, which the 1D rules never took) and 2 slices per trip (unroll: the slice loaded ahead renamed
+    instead of moved), alone and together, against the planner's rule, side by side on 2^27 points: Box-1D1R x12, x16,
+    x32, x64, Box-1D2R x16, Box-1D3R x16, Box-1D7R x8 in FP16, Box-1D1R x16, x32, x64 in TF32, Box-1D1R x32 in BF16,
+    and Box-1D1R x4, x8 FP16 (r·t ≤ 8, one window block)."""
+    out = []
+    g1 = "134217728"
+    cases = [("Box-1D1R", "half", t) for t in (4, 8, 12, 16, 32, 64)] + [("Box-1D2R", "half", 16),
+                                                                         ("Box-1D3R", "half", 16),
+                                                                         ("Box-1D7R", "half", 8)] + \
+        [("Box-1D1R", "float", t) for t in (16, 32, 64)] + [("Box-1D1R", "bfloat16", 32)]
+    knobs = ({}, {"whole_windows": True}, {"two_chains": True}, {"fixed_alignment": True}, {"unroll": 2},
+             {"whole_windows": True, "two_chains": True},
+             {"whole_windows": True, "two_chains": True, "fixed_alignment": True},
+             {"whole_windows": True, "two_chains": True, "fixed_alignment": True, "unroll": 2})
+    for name, dtype, t in cases:
+        for kn in knobs:
+            out.append((name, dtype, g1, "sparse_tensor_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -892,7 +916,7 @@ SCANS = {
     "tc-1d-rows": lambda args: variants_tc_1d_rows(), "tc-1d-rows-edge": lambda args: variants_tc_1d_rows_edge(),
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
     "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
-    "sptc-1d-odd": lambda args: variants_sptc_1d_odd(),
+    "sptc-1d-odd": lambda args: variants_sptc_1d_odd(), "sptc-1d-ilp": lambda args: variants_sptc_1d_ilp(),
 }
 
 

@@ -58,7 +58,9 @@
 // tiles of TILE_X columns along x), K_BSTAGES (optional, 2-8; 0 or absent: none, and with it K_PF must be 0): input
 // slices staged in shared memory by cp.async, K_BSTAGES - 1 of them in flight while one is multiplied;
 // K_ALIGN (optional: bit 0 16-byte window loads, bit 1 pair stores; absent: the kernel argument ``align`` decides at
-// run time): the alignment the kernel is compiled for.
+// run time): the alignment the kernel is compiled for.  K_WHOLE (optional, default 0): every lane loads both halves
+// of its window itself instead of taking the upper one from its neighbour by shuffle.  K_ACC2 (optional, 1D only,
+// default 0): the MMAs of a slice go alternately into two accumulator sets, added before the store.
 //
 // Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
 // from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
@@ -69,6 +71,10 @@
 // rows loaded per slice for two output rows instead of 2 NI.  In 1D/2D there is no inner axis and a warp's
 // IR lines are IR adjacent x tiles: each weight fragment read still serves IR MMAs (the lines' inputs are
 // disjoint windows, IR per slice), at the price of IR sets of pending accumulators.
+// Why K_WHOLE and K_ACC2 (1D beyond r·t = 8): there a warp is bound by the instructions it issues, not by the memory
+// or the tensor pipe (sptc-1d-deep-ncu: 58-65 % of the issue slots used, 24 instructions per mma.sp at r·t = 64).
+// Taking the neighbour's half costs four shuffles and four selects per 16-byte vector where a second load is one
+// instruction; and the 2 NB MMAs of a slice all accumulate into one fragment, each waiting for the one before.
 // Why K_BSTAGES: slices loaded ahead into registers (K_PF) are moved into place at every slice, and a move of a
 // register whose load is still in flight waits for it -- and, the loads sharing a scoreboard, for the later
 // slice's loads too: Nsight Compute's stall samples of Box-2D1R x7 FP16 (K_PF 2) put 12 % of all samples on the
@@ -139,6 +145,17 @@
 #define RS ((NS - 1) / 2)
 #define RI ((NI - 1) / 2)
 #define NPEND (NS - 1)
+#ifndef K_WHOLE
+#define K_WHOLE 0
+#endif
+#ifndef K_ACC2
+#define K_ACC2 0
+#endif
+// The lane takes its window's upper half from lane + 3 (by shuffle or from its stage) unless it loads it itself.
+#define NEIGHBOUR_HALF (!K_WHOLE)
+#if K_ACC2 && NS != 1
+#error "K_ACC2: two accumulator sets per output in 1D only (NS = 1: one chain of MMAs per slice)"
+#endif
 #define NLINES (NS * NI)
 #if NLINES > 64
 // More than 64 kernel lines (3D at r·t = 4 or 5: 81 or 121): K_LINEMASK holds lines 0-63, K_LINEMASK_HI lines
@@ -316,7 +333,7 @@ __device__ __forceinline__ uint4 shared_half(uint4 w, bool from_next) {
 // step between the warp's x tiles (TILE_X) and ``last`` the last tile that starts inside the grid.
 __device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* row, long long pitch_i,
                                         int t4, int g, bool vec, int last) {
-    const bool from_next = (t4 & 1) && g < 7;
+    const bool from_next = NEIGHBOUR_HALF && (t4 & 1) && g < 7;
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
 #if IR > 1
@@ -349,7 +366,7 @@ __device__ __forceinline__ void fetch_b(uint4 (&raw)[NROWS_IN][KC], const real* 
 
 __device__ __forceinline__ void form_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4 (&raw)[NROWS_IN][KC], int t4,
                                        int g, bool vec) {
-    const bool from_next = vec && (t4 & 1) && g < 7;
+    const bool from_next = NEIGHBOUR_HALF && vec && (t4 & 1) && g < 7;
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
 #pragma unroll
@@ -443,7 +460,7 @@ __device__ __forceinline__ void wait_copies() {
 // nothing; an unaligned field is loaded element by element and stored (a plain store: visible after __syncwarp).
 __device__ __forceinline__ void stage_b(uint4* stage, const real* row, long long pitch_i, int t4, int g, int lane,
                                         bool vec, int last) {
-    const bool from_next = (t4 & 1) && g < 7;
+    const bool from_next = NEIGHBOUR_HALF && (t4 & 1) && g < 7;
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
         const int off = row_offset(a, last);
@@ -462,7 +479,7 @@ __device__ __forceinline__ void stage_b(uint4* stage, const real* row, long long
 // The slice's B fragments from its stage: lane + 3's vector where the window's upper half is the neighbour's.
 __device__ __forceinline__ void read_b(unsigned (&bf)[NROWS_IN][KC][4], const uint4* stage, int t4, int g, int lane,
                                        bool vec) {
-    const int src = (vec && (t4 & 1) && g < 7) ? lane + 3 : lane;
+    const int src = (NEIGHBOUR_HALF && vec && (t4 & 1) && g < 7) ? lane + 3 : lane;
 #pragma unroll
     for (int a = 0; a < NROWS_IN; ++a) {
 #pragma unroll
@@ -560,7 +577,8 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 
     // Apply every kernel line (p, a) of stream offset p to the B fragments of this slice: input row a + h
     // for inner output row I + h, one fragment load for the IR MMAs (and at R = L / 2 each half of the line).
-#define CHAIN(p_, acc_)                                                                        \
+// With K_ACC2 the odd MMAs of the chain go into accb_ (the caller adds it to acc_); without, accb_ is not touched.
+#define CHAIN(p_, acc_, accb_)                                                                 \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NI; ++a_) {                                    \
             if (LINE_ON(p_, a_)) {                                                             \
@@ -568,8 +586,11 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                     _Pragma("unroll") for (int hv_ = 0; hv_ < HALVES; ++hv_) {                 \
                         unsigned af_[4], mf_;                                                  \
                         AFRAG((p_) * NI + a_, hv_ * KC + kc_, af_, mf_);                       \
-                        _Pragma("unroll") for (int h_ = 0; h_ < IR; ++h_)                      \
-                            mma_sp(acc_[h_], af_, bf[a_ + h_][kc_], mf_, acc_[h_]);            \
+                        const bool second_ = K_ACC2 && (((a_ * KC + kc_) * HALVES + hv_) & 1); \
+                        _Pragma("unroll") for (int h_ = 0; h_ < IR; ++h_) {                    \
+                            if (second_) mma_sp(accb_[h_], af_, bf[a_ + h_][kc_], mf_, accb_[h_]); \
+                            else mma_sp(acc_[h_], af_, bf[a_ + h_][kc_], mf_, acc_[h_]);       \
+                        }                                                                      \
                     }                                                                          \
                 }                                                                              \
             }                                                                                  \
@@ -662,7 +683,20 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
         for (int h = 0; h < IR; ++h)
 #pragma unroll
             for (int e = 0; e < 4; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : 0.f;
-        CHAIN(NS - 1, done);
+#if K_ACC2
+        float done2[IR][4];
+#pragma unroll
+        for (int h = 0; h < IR; ++h)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) done2[h][e] = 0.f;
+        CHAIN(NS - 1, done, done2);
+#pragma unroll
+        for (int h = 0; h < IR; ++h)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) done[h][e] += done2[h][e];
+#else
+        CHAIN(NS - 1, done, done);
+#endif
 #pragma unroll
         for (int m = 1; m < NPEND; ++m) {
             float acc[IR][4];
@@ -670,7 +704,7 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
             for (int h = 0; h < IR; ++h)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[h][e] = pend[h][m][e];
-            CHAIN(NS - 1 - m, acc);
+            CHAIN(NS - 1 - m, acc, acc);
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll
@@ -682,7 +716,7 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
             for (int h = 0; h < IR; ++h)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[h][e] = 0.f;
-            CHAIN(0, acc);
+            CHAIN(0, acc, acc);
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll

@@ -453,6 +453,62 @@ def test_an_odd_fused_radius_built_with_and_without_its_padded_line(host_tc, dty
     assert built[True].alpha == built[False].alpha == Fraction(23, 128)
 
 
+#: Each lane loading its whole window (K_WHOLE) and two accumulator chains (K_ACC2, 1D only), on one row, as rows,
+#: with slices ahead, stages and shared-memory weights, and (K_WHOLE) in 2D.
+SPARSE_ILP = [
+    (Stencil.box(1, 1), 16, "half", {}), (Stencil.box(1, 1), 32, "float", {"stages": 3}),
+    (Stencil.box(1, 2), 13, "bfloat16", {"line_rows": True, "aregs": True}),
+    (Stencil.box(1, 1), 64, "half", {"weights_shared": True, "fixed_alignment": True, "unroll": 2}),
+    (Stencil.box(1, 1), 3, "half", {}), (Stencil.box(2, 1), 3, "half", {}),
+    (Stencil.box(2, 1), 2, "float", {"stages": 2}),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", SPARSE_ILP, ids=_ids)
+def test_whole_windows_and_two_chains_give_the_same_outputs(host_tc, stencil, fuse, dtype, options):
+    """Whole windows per lane: the very bits of the shuffled halves; two accumulator chains (1D): every output in
+    its rounding interval (the sum in another order), every MMA counted; each plan given back by its description."""
+    from tcadvisor.gpu import plans
+
+    w = random_weights(stencil.mask(), np.random.default_rng(29))
+    n = 20000 if options.get("line_rows") else 700
+    shape3 = (1, 1, n) if stencil.dims == 1 else (1, 70, 300)
+    base = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
+    x, out = checked_sweep(base, shape3, dtype)
+    variants = [{"whole_windows": True}] + ([{"two_chains": True}, {"whole_windows": True, "two_chains": True}]
+                                           if stencil.dims == 1 else [])
+    for extra in variants:
+        kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options, **extra)
+        defines = dict(kernel.plan.defines)
+        assert defines.get("K_WHOLE", 0) == int("whole_windows" in extra)
+        assert defines.get("K_ACC2", 0) == int("two_chains" in extra)
+        _, got = checked_sweep(kernel, shape3, dtype)
+        if "two_chains" not in extra:
+            assert np.array_equal(out.view(np.uint8), got.view(np.uint8))
+        again = plans.recorded_sparse_tensor_core_plan(stencil, fuse, kernel.precision, kernel.describe())
+        assert again.defines == kernel.plan.defines
+
+
+def test_two_chains_left_unsummed_are_caught(host_tc):
+    """The kernel compiled without adding the second accumulator set before the store: the check fails, so the
+    test above verifies the odd MMAs' partial sums reach the outputs."""
+    st = Stencil.box(1, 1)
+    kernel = host_tc("sparse_tensor_core", st, 16, "half", random_weights(st.mask(), np.random.default_rng(31)),
+                     two_chains=True)
+    _compile_broken(kernel, "sparse_tensor_cores.cu", "sptc_stream", "done[h][e] += done2[h][e];", "(void)0;")
+    x = data((1, 1, 700), "half")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+def test_two_chains_are_refused_beyond_1d():
+    from tcadvisor.gpu import plans
+
+    with pytest.raises(TcAdvisorError, match=r"^two_chains: the sparse kernel splits the MMAs of a slice over two "
+                                             r"accumulator sets in 1D only \(one chain per output slice\); this "
+                                             r"stencil is 2D$"):
+        plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 3, "fp16", two_chains=True)
+
+
 def test_a_window_block_left_out_is_caught(host_tc):
     """The kernel compiled with one block of 32 window columns where r·t = 16 needs two: the check fails, so the
     second block's loads and MMAs are what the test above verifies."""

@@ -940,7 +940,8 @@ _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner row
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
                         r"(?:the line as rows, (\d+) points per block, )?(compiled for its fields' alignment, )?"
-                        r"(\d+) slice\(s\) per trip(, built for r·t \d+ \(its line padded with zeros\))?")
+                        r"(\d+) slice\(s\) per trip(, built for r·t \d+ \(its line padded with zeros\))?"
+                        r"(, each lane loading its whole window)?(, two accumulator chains)?")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -949,7 +950,8 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     (:meth:`tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe`): warps per block, where its
     weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
     ahead into registers and
-    into L2, slices staged in shared memory, a 1D line as rows, a build for its fields' alignment, slices per trip.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
+    into L2, slices staged in shared memory, a 1D line as rows, a build for its fields' alignment, slices per trip,
+    a line built one tap wider, whole windows per lane, two accumulator chains.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
     rows per warp do not name them, and were made without them; the register cap is not in the line (every
     recorded run had the default, one block per SM)."""
     m = _SPTC_TEXT.match(description)
@@ -962,7 +964,8 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
                                     inner_rows=int(m[2] or 1) if stencil.dims == 3 else None,
                                     x_tiles=int(m[2] or 1) if stencil.dims == 2 else None,
                                     line_rows=bool(m[7]) if stencil.dims == 1 else None,
-                                    fixed_alignment=bool(m[8]), even_window=bool(m[10]))
+                                    fixed_alignment=bool(m[8]), even_window=bool(m[10]),
+                                    whole_windows=bool(m[11]), two_chains=bool(m[12]))
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -1207,7 +1210,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              inner_rows: int | None = None, x_tiles: int | None = None,
                              stages: int | None = None, line_rows: bool | None = None,
                              vector_loads: bool = True, fixed_alignment: bool | None = None,
-                             even_window: bool | None = None) -> LaunchPlan:
+                             even_window: bool | None = None, whole_windows: bool | None = None,
+                             two_chains: bool | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1241,6 +1245,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     In 1D beyond r·t = 8 (the window in blocks of 32 columns) the rules of :data:`SPTC_1D_DEEP_FROM`: FP16/BF16
     weight fragments in registers, TF32 stages from r·t = 32; an odd r·t built as r·t + 1 (:func:`sptc_window_radius`,
     ``even_window``), its line padded with zeros, so that its outputs are stored in pairs.
+    ``whole_windows``: every lane loads both halves of its window itself (K_WHOLE) instead of taking the upper one
+    from its neighbour by shuffle (or from its stage): one more load per vector, four shuffles and four selects fewer.
+    ``two_chains`` (1D only): the MMAs of a slice go alternately into two accumulator sets (K_ACC2), halving the
+    dependent chain of 2·blocks MMAs per slice at the price of 4 registers.  Both off unless given.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
@@ -1279,6 +1287,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
                              "or in shared memory, not both")
     ir = lines_per_warp(d, x_tiles, inner_rows, "a sparse kernel")
+    whole_windows, two_chains = bool(whole_windows), bool(two_chains)
+    if two_chains and d != 1:
+        raise TcAdvisorError(f"two_chains: the sparse kernel splits the MMAs of a slice over two accumulator sets in "
+                             f"1D only (one chain per output slice); this stencil is {d}D")
     if aregs is None:
         if weights_shared:
             aregs = False
@@ -1313,7 +1325,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # Fragments read from shared memory are loaded a few MMAs ahead, not hoisted out of the loop: they add
     # SPTC_SHARED_AHEAD registers (the median over the compiled scan runs), not a_regs.
     hoisted = SPTC_SHARED_AHEAD if weights_shared else a_regs
-    live = (max(ns - 1, 1) + 2) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted  # stages: prefetch 0
+    live = (max(ns - 1, 1) + 2 + int(two_chains)) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
     defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R_w), ("K_NS", ns), ("K_NI", ni))
                + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
@@ -1329,6 +1341,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     align = int(bool(vector_loads)) | (int(R_w % 2 == 0) << 1)  # the kernel's own fields (Gx = R_w)
     if fixed_alignment:
         defines += (("K_ALIGN", align),)
+    if whole_windows:
+        defines += (("K_WHOLE", 1),)
+    if two_chains:
+        defines += (("K_ACC2", 1),)
     smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
     # segment g reads the window x0 + 16g - R ... + 2L·blocks - 1: TILE_X + (2·blocks - 1)·L columns in all; in
@@ -1343,7 +1359,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                                "wx": wx, "wi": wi, "min_blocks": int(min_blocks), "unroll": unroll,
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
                                "stages": stages, "row_width": width,
-                               "align": align if fixed_alignment else None, "window_radius": R_w})
+                               "align": align if fixed_alignment else None, "window_radius": R_w,
+                               "whole_windows": whole_windows, "two_chains": two_chains})
 
 
 # --------------------------------------------------------------------------- registers

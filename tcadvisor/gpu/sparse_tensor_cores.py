@@ -115,7 +115,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  warps: int = 4, min_blocks: int = 1, vector_loads: bool = True, unroll: int | None = None,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
                  x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None,
-                 fixed_alignment: bool | None = None, even_window: bool | None = None):
+                 fixed_alignment: bool | None = None, even_window: bool | None = None,
+                 whole_windows: bool | None = None, two_chains: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -142,7 +143,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    weights_shared=weights_shared, inner_rows=inner_rows,
                                                    x_tiles=x_tiles, stages=stages, line_rows=line_rows,
                                                    vector_loads=vector_loads, fixed_alignment=fixed_alignment,
-                                                   even_window=even_window)
+                                                   even_window=even_window, whole_windows=whole_windows,
+                                                   two_chains=two_chains)
         assert self.plan.options["window_radius"] == self.R
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
@@ -249,6 +251,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                 + f"{self.unroll} slice(s) per trip"
                 + (f", built for r·t {self.R} (its line padded with zeros)"
                    if self.R != self.stencil.radius * self.fuse else "")
+                + (", each lane loading its whole window" if self.plan.options["whole_windows"] else "")
+                + (", two accumulator chains" if self.plan.options["two_chains"] else "")
                 + f", {self.kernel.num_regs} registers")
 
 

@@ -1,0 +1,90 @@
+"""What the refined model says of the sptc-1d-ilp scan's variants before they are measured.
+
+Each configuration of ``tune_gpu_kernels.py --only sptc-1d-ilp`` (the sparse kernel in 1D with whole windows per lane,
+two accumulator chains, the alignment build, 2 slices per trip) is predicted as a recorded run of that plan would be
+(tcadvisor.validate.fitting: the plan read back from a kernel description, the shipped constants), on the scan's grid.
+The model has no term for the instructions a warp issues per MMA beyond its constant λ_0, so it can only tell these
+variants apart by their registers (two chains: 4 more per thread); the scan asks what that constant hides.
+
+    python benchmarks/ask_sptc_1d_ilp.py --out FILE.csv [--measured DIR/tuning.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.tune_gpu_kernels import variants_sptc_1d_ilp  # noqa: E402
+from tcadvisor import refinement  # noqa: E402
+from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.validate import fitting as F  # noqa: E402
+
+PRECISION = {"half": "fp16", "bfloat16": "bf16", "float": "tf32"}
+
+
+def description(plan) -> str:
+    """The part of the kernel's description of itself that :func:`plans.recorded_sparse_tensor_core_plan` reads."""
+    o = plan.options
+    return ("mma.sp (asked, not run), "
+            f"{o['wx'] * o['wi']} warps/block, "
+            + (f"{o['ir']} tiles along x per warp, " if o["ir"] > 1 else "")
+            + f"weights in {'registers' if o['aregs'] else 'shared memory' if o['weights_shared'] else 'L1'}, "
+            f"prefetch {o['prefetch']}, "
+            + (f"L2 prefetch {o['l2_prefetch']} slices ahead, " if o["l2_prefetch"] else "")
+            + (f"{o['stages']} stages in shared memory, " if o["stages"] else "")
+            + (f"the line as rows, {o['row_width']} points per block, " if o["row_width"] else "")
+            + ("compiled for its fields' alignment, " if o["align"] is not None else "")
+            + f"{o['unroll']} slice(s) per trip"
+            + (f", built for r·t {o['window_radius']} (its line padded with zeros)" if plan.halo != o["window_radius"]
+               else "")
+            + (", each lane loading its whole window" if o["whole_windows"] else "")
+            + (", two accumulator chains" if o["two_chains"] else ""))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", default="h100-calibrated")
+    ap.add_argument("--measured", help="the scan's tuning.csv")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    spec = find_spec(args.gpu)
+    measured = {}
+    if args.measured:
+        with open(args.measured, newline="") as f:
+            measured = {(r["stencil"], r["dtype"], int(r["fuse"]), r["options"]): float(r["gstencils"])
+                        for r in csv.DictReader(f) if r["correct"] == "True"}
+    rows = []
+    for name, dtype, grid, unit, t, _mma, kn in variants_sptc_1d_ilp():
+        st, precision = parse_stencil(name), PRECISION[dtype]
+        plan = plans.plan_sparse_tensor_cores(st, t, precision, **kn)
+        row = {"stencil": name, "offsets": "", "unit": unit, "dtype": dtype, "precision": precision, "mma": "",
+               "fuse": t, "grid": grid, "status": "ok", "gstencils": 1.0, "alpha": "", "kernel": description(plan)}
+        run = F.runs_from_rows([row], spec, args.gpu)[0]
+        pred = float(F.predict([run], refinement.constants(spec))[0])
+        rows.append({"stencil": name, "dtype": dtype, "fuse": t, "options": str(kn), "predicted": round(pred, 1),
+                     "measured": round(measured[(name, dtype, t, str(kn))], 1)
+                     if (name, dtype, t, str(kn)) in measured else ""})
+    # the variant against the planner's rule of the same configuration
+    base = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows if r["options"] == "{}"}
+    for r in rows:
+        b = base[(r["stencil"], r["dtype"], r["fuse"])]
+        r["predicted_vs_rule"] = round(r["predicted"] / b["predicted"], 3)
+        if r["measured"] != "" and b["measured"] != "":
+            r["measured_vs_rule"] = round(r["measured"] / b["measured"], 3)
+        else:
+            r["measured_vs_rule"] = ""
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
