@@ -894,6 +894,29 @@ def variants_sptc_1d_ilp():
     return out
 
 
+def variants_sptc_1d_ilp2():
+    """After sptc-1d-ilp (the alignment build alone 1.11-1.24x in FP16 from r·t = 32, with whole windows and two
+    chains 1.26-1.30x; TF32 with its stages slower with whole windows): which of the three carries the gain, from which
+    r·t (FP16 and BF16 at r·t = 6-64, odd ones built even), and TF32 with and without stages, side by side on 2^27
+    points."""
+    out = []
+    g1 = "134217728"
+    A, W, C = {"fixed_alignment": True}, {"whole_windows": True}, {"two_chains": True}
+    half = [("Box-1D1R", "half", t) for t in (8, 9, 12, 16, 24, 32, 48, 64)] + \
+        [("Box-1D2R", "half", 16), ("Box-1D3R", "half", 2), ("Box-1D3R", "half", 16), ("Box-1D7R", "half", 1),
+         ("Box-1D7R", "half", 8), ("Box-1D7R", "half", 9), ("Box-1D1R", "bfloat16", 16), ("Box-1D1R", "bfloat16", 64)]
+    for name, dtype, t in half:
+        for kn in ({}, A, {**A, **W}, {**A, **C}, {**A, **W, **C}, {**A, **W, **C, "unroll": 2}):
+            out.append((name, dtype, g1, "sparse_tensor_core", t, None, dict(kn)))
+    tf32 = [("Box-1D1R", "float", t) for t in (12, 16, 24, 32, 48, 64)] + [("Box-1D2R", "float", 16),
+                                                                          ("Box-1D3R", "float", 11)]
+    for name, dtype, t in tf32:
+        for kn in ({}, A, {**A, **C}, {"stages": 0, **A, **W, **C}, {"stages": 0, "prefetch": 1, **A, **W, **C},
+                   {"stages": 3, "prefetch": 0, **A, **C}, {"stages": 0, **A, **C}):
+            out.append((name, dtype, g1, "sparse_tensor_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -917,6 +940,7 @@ SCANS = {
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
     "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
     "sptc-1d-odd": lambda args: variants_sptc_1d_odd(), "sptc-1d-ilp": lambda args: variants_sptc_1d_ilp(),
+    "sptc-1d-ilp2": lambda args: variants_sptc_1d_ilp2(),
 }
 
 
