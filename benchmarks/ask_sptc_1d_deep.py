@@ -31,9 +31,14 @@ CONFIGS = ([("Box-1D1R", t, d) for d in ("half", "float") for t in (8, 12, 16, 3
 UNITS = ("sparse_tensor_core", "tensor_core", "cuda_core")
 
 
+#: The planner's 1D rules the sptc-1d-deep scan gave (since replaced by those of sptc-1d-ilp2): TF32 3 stages from
+#: r·t = 32, FP16/BF16 weights in registers beyond r·t = 8.
+TF32_STAGES_FROM = 32
+
+
 def scanned_default(stencil: str, dtype: str, t: int) -> str:
-    """The scan's row (its ``options``) that today's default sparse plan ran: the planner's rule of the scan ({}),
-    FP16/BF16 weights in registers beyond r·t = 8, TF32 stages from r·t = 32 (tcadvisor.gpu.plans)."""
+    """The scan's row (its ``options``) that the default sparse plan of its day ran: the planner's rule of the scan
+    ({}), FP16/BF16 weights in registers beyond r·t = 8, TF32 stages from r·t = 32."""
     from tcadvisor.gpu import plans
     from tcadvisor.stencil import parse_stencil
 
@@ -41,7 +46,7 @@ def scanned_default(stencil: str, dtype: str, t: int) -> str:
     R = st.radius * t
     precision = "tf32" if dtype == "float" else "fp16"
     if precision == "tf32":
-        return "{'stages': 3, 'prefetch': 0}" if R >= plans.SPTC_1D_TF32_STAGES_FROM else "{}"
+        return "{'stages': 3, 'prefetch': 0}" if R >= TF32_STAGES_FROM else "{}"
     return "{'aregs': True}" if R >= plans.SPTC_1D_DEEP_FROM else "{}"
 
 

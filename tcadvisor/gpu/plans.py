@@ -66,14 +66,16 @@ B_SMEM_LIMIT = 99 * 1024
 A_PREFETCH_LIMIT = 24
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
-#: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules
-#: from validation/results/h100-sxm-2026-11-27/sptc-1d-deep (Box-1D1R x12-x64, Box-1D2R x8/x16, Box-1D3R x8/x16,
+#: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules.
+#: From validation/results/h100-sxm-2026-11-27/sptc-1d-deep (Box-1D1R x12-x64, Box-1D2R x8/x16, Box-1D3R x8/x16,
 #: 2^27 points, the line as rows): FP16 weight fragments in registers (1.06-1.30x the L1 rule at every scanned depth;
-#: 1.00x at r·t = 8, so only beyond), TF32 3 stages in shared memory from r·t = 32 (1.11-1.38x at r·t = 32-64,
-#: 0.94-0.95x at 16 and 24).
+#: 1.00x at r·t = 8, so only beyond).  From sptc-1d-ilp and sptc-1d-ilp2 of the same folder, where the kernel is bound
+#: by the instructions it issues: every precision built for its fields' alignment with each lane loading its whole
+#: window (FP16/BF16 1.07-1.28x the rule of before at r·t = 9-64, 0.98x at r·t = 8, so only beyond; two accumulator
+#: chains add nothing there), and TF32 with one slice ahead in registers and two accumulator chains in place of the
+#: 3 stages from r·t = 32 and the 2 slices ahead below (1.09-1.33x at r·t = 12-64).
 SPTC_1D_DEEP_FROM = 9
-SPTC_1D_TF32_STAGES_FROM = 32
-SPTC_1D_TF32_STAGES = 3
+SPTC_1D_TF32_PREFETCH = 1
 
 
 def sptc_window_radius(dims: int, R: int, even_window: bool | None = None) -> int:
@@ -1243,7 +1245,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     With no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml (measured faster in 3D and in 2D from
     R = 6, slower in 2D FP16 below, h100-sxm-2026-11-27/sptc-align/), else off: the run-time flag.
     In 1D beyond r·t = 8 (the window in blocks of 32 columns) the rules of :data:`SPTC_1D_DEEP_FROM`: FP16/BF16
-    weight fragments in registers, TF32 stages from r·t = 32; an odd r·t built as r·t + 1 (:func:`sptc_window_radius`,
+    weight fragments in registers, every precision built for its fields' alignment with whole windows per lane, TF32
+    one slice ahead and two accumulator chains; an odd r·t built as r·t + 1 (:func:`sptc_window_radius`,
     ``even_window``), its line padded with zeros, so that its outputs are stored in pairs.
     ``whole_windows``: every lane loads both halves of its window itself (K_WHOLE) instead of taking the upper one
     from its neighbour by shuffle (or from its stage): one more load per vector, four shuffles and four selects fewer.
@@ -1280,8 +1283,12 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                 fixed_alignment = measured.get("fixed_alignment")
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
-            if d == 1 and precision == "tf32" and R >= SPTC_1D_TF32_STAGES_FROM:
-                stages = SPTC_1D_TF32_STAGES
+            if d == 1 and R >= SPTC_1D_DEEP_FROM:  # bound by the instructions it issues (SPTC_1D_DEEP_FROM)
+                fixed_alignment = True if fixed_alignment is None else fixed_alignment
+                whole_windows = True if whole_windows is None else whole_windows
+                if precision == "tf32":
+                    prefetch = SPTC_1D_TF32_PREFETCH
+                    two_chains = True if two_chains is None else two_chains
     weights_shared = bool(weights_shared)
     if aregs and weights_shared:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
