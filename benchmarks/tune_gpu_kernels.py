@@ -917,6 +917,22 @@ def variants_sptc_1d_ilp2():
     return out
 
 
+def variants_sptc_whole_2d3d():
+    """Whole windows per lane (no shuffle for the upper half) in 2D and 3D against each configuration's defaults,
+    side by side: in 1D beyond r·t = 8 it was what the alignment build needed to gain 1.07-1.28x (sptc-1d-ilp2); in
+    2D and 3D the kernel issues more MMAs per loaded vector.  Box-2D1R FP16 x1-x7 and TF32 x3, x5, x7 on 10240^2,
+    Box-3D1R FP16 x1-x3 and TF32 x1, x2, Star-3D1R FP16 x2, x3 on 512^3."""
+    out = []
+    g2, g3 = "10240x10240", "512x512x512"
+    cases = [("Box-2D1R", "half", g2, t) for t in range(1, 8)] + [("Box-2D1R", "float", g2, t) for t in (3, 5, 7)] + \
+        [("Box-3D1R", "half", g3, t) for t in (1, 2, 3)] + [("Box-3D1R", "float", g3, t) for t in (1, 2)] + \
+        [("Star-3D1R", "half", g3, t) for t in (2, 3)]
+    for name, dtype, grid, t in cases:
+        for kn in ({}, {"whole_windows": True}):
+            out.append((name, dtype, grid, "sparse_tensor_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -940,7 +956,7 @@ SCANS = {
     "tc-1d-rows-ahead": lambda args: variants_tc_1d_rows_ahead(), "sptc-r8": lambda args: variants_sptc_r8(),
     "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
     "sptc-1d-odd": lambda args: variants_sptc_1d_odd(), "sptc-1d-ilp": lambda args: variants_sptc_1d_ilp(),
-    "sptc-1d-ilp2": lambda args: variants_sptc_1d_ilp2(),
+    "sptc-1d-ilp2": lambda args: variants_sptc_1d_ilp2(), "sptc-whole-2d3d": lambda args: variants_sptc_whole_2d3d(),
 }
 
 
