@@ -933,6 +933,29 @@ def variants_sptc_whole_2d3d():
     return out
 
 
+def variants_sptc3d_whole():
+    """Whole windows per lane in 3D, where Box-3D1R FP16 x2 gained 1.16x (sptc-whole-2d3d; Nsight: a third of its
+    stall samples on the shuffles that wait for the window loads), with the slices loaded ahead as measured (each
+    configuration's entry of ``sparse_tensor_cores`` in kernels/defaults.yaml, given in full) and with one slice
+    ahead more or fewer, side by side on 512^3: Box-3D1R and Star-3D1R x1-x4, Box-3D2R and Star-3D2R x1-x2,
+    Box-3D3R x1, FP16 and TF32."""
+    from tcadvisor.gpu import defaults
+    from tcadvisor.stencil import parse_stencil
+
+    out = []
+    g3 = "512x512x512"
+    cases = [(n, t) for n in ("Box-3D1R", "Star-3D1R") for t in (1, 2, 3, 4)] + \
+        [(n, t) for n in ("Box-3D2R", "Star-3D2R") for t in (1, 2)] + [("Box-3D3R", 1)]
+    for dtype, precision in (("half", "fp16"), ("float", "tf32")):
+        for name, t in cases:
+            R = parse_stencil(name).radius * t
+            base = dict(defaults.measured().sptc.get((3, precision, R), {}))
+            flipped = dict(base, prefetch=1 - int(base.get("prefetch", 1) > 0))
+            for kn in ({}, {"whole_windows": True}, dict(flipped, whole_windows=True), flipped):
+                out.append((name, dtype, g3, "sparse_tensor_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -957,6 +980,7 @@ SCANS = {
     "sptc-align": lambda args: variants_sptc_align(), "sptc-1d-deep": lambda args: variants_sptc_1d_deep(),
     "sptc-1d-odd": lambda args: variants_sptc_1d_odd(), "sptc-1d-ilp": lambda args: variants_sptc_1d_ilp(),
     "sptc-1d-ilp2": lambda args: variants_sptc_1d_ilp2(), "sptc-whole-2d3d": lambda args: variants_sptc_whole_2d3d(),
+    "sptc3d-whole": lambda args: variants_sptc3d_whole(),
 }
 
 
