@@ -1281,6 +1281,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
             stages = measured.get("stages")
             if fixed_alignment is None:
                 fixed_alignment = measured.get("fixed_alignment")
+            if whole_windows is None:
+                whole_windows = measured.get("whole_windows")
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
             if d == 1 and R >= SPTC_1D_DEEP_FROM:  # bound by the instructions it issues (SPTC_1D_DEEP_FROM)
