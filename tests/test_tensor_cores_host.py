@@ -473,12 +473,14 @@ def test_whole_windows_and_two_chains_give_the_same_outputs(host_tc, stencil, fu
     w = random_weights(stencil.mask(), np.random.default_rng(29))
     n = 20000 if options.get("line_rows") else 700
     shape3 = (1, 1, n) if stencil.dims == 1 else (1, 70, 300)
-    base = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options)
+    off = {"whole_windows": False, "two_chains": False}  # both off, whatever the planner's rule would choose
+    base = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options, **off)
+    assert "K_WHOLE" not in dict(base.plan.defines) and "K_ACC2" not in dict(base.plan.defines)
     x, out = checked_sweep(base, shape3, dtype)
     variants = [{"whole_windows": True}] + ([{"two_chains": True}, {"whole_windows": True, "two_chains": True}]
                                            if stencil.dims == 1 else [])
     for extra in variants:
-        kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options, **extra)
+        kernel = host_tc("sparse_tensor_core", stencil, fuse, dtype, w, **options, **{**off, **extra})
         defines = dict(kernel.plan.defines)
         assert defines.get("K_WHOLE", 0) == int("whole_windows" in extra)
         assert defines.get("K_ACC2", 0) == int("two_chains" in extra)
@@ -487,6 +489,24 @@ def test_whole_windows_and_two_chains_give_the_same_outputs(host_tc, stencil, fu
             assert np.array_equal(out.view(np.uint8), got.view(np.uint8))
         again = plans.recorded_sparse_tensor_core_plan(stencil, fuse, kernel.precision, kernel.describe())
         assert again.defines == kernel.plan.defines
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
+def test_the_1d_rules_beyond_r_t_8_build_lean_slices(precision):
+    """The planner's 1D rules (plans.SPTC_1D_DEEP_FROM, from sptc-1d-ilp2): beyond r·t = 8 the kernel is built for
+    its fields' alignment with whole windows per lane, and TF32 with one slice ahead and two accumulator chains
+    instead of stages; at r·t = 8 (one window block) none of it; a knob given keeps the rule out."""
+    from tcadvisor.gpu import plans
+
+    st = Stencil.box(1, 1)
+    deep = dict(plans.plan_sparse_tensor_cores(st, 9, precision).defines)
+    assert deep.get("K_WHOLE") == 1 and "K_ALIGN" in deep and "K_BSTAGES" not in deep
+    assert (deep.get("K_ACC2") == 1 and deep["K_PF"] == 1) if precision == "tf32" else "K_ACC2" not in deep
+    assert dict(plans.plan_sparse_tensor_cores(st, 64, precision).defines).get("K_WHOLE") == 1
+    shallow = dict(plans.plan_sparse_tensor_cores(st, 8, precision).defines)
+    assert not {"K_WHOLE", "K_ACC2", "K_ALIGN"} & set(shallow)
+    given = dict(plans.plan_sparse_tensor_cores(st, 32, precision, prefetch=2).defines)
+    assert not {"K_WHOLE", "K_ACC2", "K_ALIGN"} & set(given)
 
 
 def test_two_chains_left_unsummed_are_caught(host_tc):
