@@ -1251,7 +1251,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ``whole_windows``: every lane loads both halves of its window itself (K_WHOLE) instead of taking the upper one
     from its neighbour by shuffle (or from its stage): one more load per vector, four shuffles and four selects fewer.
     ``two_chains`` (1D only): the MMAs of a slice go alternately into two accumulator sets (K_ACC2), halving the
-    dependent chain of 2·blocks MMAs per slice at the price of 4 registers.  Both off unless given.
+    dependent chain of 2·blocks MMAs per slice at the price of 4 registers.  With no knob given, both as the 1D rules
+    above say, whole windows also where ``sparse_tensor_cores`` of kernels/defaults.yaml names them (3D: TF32 at
+    r·t = 3-4, FP16/BF16 at 2), else off.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
