@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ask_sptc_r8 import refined  # noqa: E402  (the advisor's refined GStencils/s per unit)
+from benchmarks.ask_sptc_r8 import measured_runs, refined, write_rows  # noqa: E402
 from tcadvisor import model, refinement  # noqa: E402
 
 CONFIGS = ([("Box-1D1R", t, d) for d in ("half", "float") for t in (8, 12, 16, 32, 64)]
@@ -59,9 +58,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     measured = {}
     if args.measured:
-        with open(args.measured, newline="") as f:
-            measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"]), r["options"]):
-                        round(float(r["gstencils"]), 1) for r in csv.DictReader(f)}
+        measured = measured_runs(args.measured)
     values = None
     if args.constants:
         raw = yaml.safe_load(Path(args.constants).read_text())
@@ -79,10 +76,7 @@ def main(argv=None) -> int:
                     if unit == "sparse_tensor_core":
                         row["sparse_row"] = knobs if row[f"{unit}_measured"] != "" else "not scanned"
             rows.append(row)
-    out = open(args.out, "w", newline="") if args.out else sys.stdout
-    w = csv.DictWriter(out, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
+    write_rows(rows, args.out)
     return 0
 
 

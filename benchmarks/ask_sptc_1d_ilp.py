@@ -11,13 +11,13 @@ variants apart by their registers (two chains: 4 more per thread); the scan asks
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ask_sptc_r8 import measured_runs, write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import variants_sptc_1d_ilp  # noqa: E402
 from tcadvisor import refinement  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
@@ -54,11 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     spec = find_spec(args.gpu)
-    measured = {}
-    if args.measured:
-        with open(args.measured, newline="") as f:
-            measured = {(r["stencil"], r["dtype"], int(r["fuse"]), r["options"]): float(r["gstencils"])
-                        for r in csv.DictReader(f) if r["correct"] == "True"}
+    measured = measured_runs(args.measured) if args.measured else {}
     rows = []
     for name, dtype, grid, unit, t, _mma, kn in variants_sptc_1d_ilp():
         st, precision = parse_stencil(name), PRECISION[dtype]
@@ -68,8 +64,7 @@ def main(argv=None) -> int:
         run = F.runs_from_rows([row], spec, args.gpu)[0]
         pred = float(F.predict([run], refinement.constants(spec))[0])
         rows.append({"stencil": name, "dtype": dtype, "fuse": t, "options": str(kn), "predicted": round(pred, 1),
-                     "measured": round(measured[(name, dtype, t, str(kn))], 1)
-                     if (name, dtype, t, str(kn)) in measured else ""})
+                     "measured": measured.get((name, dtype, unit, t, str(kn)), "")})
     # the variant against the planner's rule of the same configuration
     base = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows if r["options"] == "{}"}
     for r in rows:
@@ -79,10 +74,7 @@ def main(argv=None) -> int:
             r["measured_vs_rule"] = round(r["measured"] / b["measured"], 3)
         else:
             r["measured_vs_rule"] = ""
-    out = open(args.out, "w", newline="") if args.out else sys.stdout
-    w = csv.DictWriter(out, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
+    write_rows(rows, args.out)
     return 0
 
 

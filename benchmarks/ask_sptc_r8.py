@@ -37,6 +37,21 @@ def refined(stencil: str, dtype: str, t: int, gpu: str) -> dict:
     return {o.unit: o.gstencils for o in adv.options if o.available}
 
 
+def measured_runs(path: str) -> dict:
+    """(stencil, dtype, unit, fuse, options) -> GStencils/s (0.1) of a tune_gpu_kernels.py scan's tuning.csv."""
+    with open(path, newline="") as f:
+        return {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"]), r["options"]): round(float(r["gstencils"]), 1)
+                for r in csv.DictReader(f)}
+
+
+def write_rows(rows: list[dict], path: str | None) -> None:
+    """The answer as CSV, into ``path`` or onto standard output."""
+    out = open(path, "w", newline="") if path else sys.stdout
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--constants", required=True, help="a refined-terms.yaml whose constants to ask with")
@@ -46,9 +61,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     raw = yaml.safe_load(Path(args.constants).read_text())
     values = {sym: float(raw["constants"][sym.name]["value"]) for sym in model.FITTED}
-    with open(args.measured, newline="") as f:
-        measured = {(r["stencil"], r["dtype"], r["unit"], int(r["fuse"]), r["options"]): round(float(r["gstencils"]), 1)
-                    for r in csv.DictReader(f)}
+    measured = measured_runs(args.measured)
     rows = []
     with refinement.using_constants(values):
         for stencil, t7, t8 in CONFIGS:
@@ -64,10 +77,7 @@ def main(argv=None) -> int:
                              "dense_rt8_predicted": round(at8["tensor_core"], 1), "dense_rt8_measured": md,
                              "sparse_rt7_predicted": round(at7["sparse_tensor_core"], 1) if at7 else "",
                              "sparse_rt7_measured": m7 if m7 is not None else ""})
-    out = open(args.out, "w", newline="") if args.out else sys.stdout
-    w = csv.DictWriter(out, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
+    write_rows(rows, args.out)
     return 0
 
 

@@ -6,15 +6,7 @@
 set -u
 out=${1:?output folder}
 mkdir -p "$out"
-sections="--section SpeedOfLight --section WarpStateStats --section SourceCounters --section Occupancy --section SchedulerStats --section InstructionStats"
-prof() {  # label kernel-regex unit stencil fuse dtype grid [knobs-json]
-  local label=$1 kname=$2; shift 2
-  timeout 150 ncu --clock-control none -k "regex:$kname" --launch-skip 2 --launch-count 1 $sections \
-      -o "$out/rep-$label" -f python benchmarks/profile_kernel.py "$@" > "$out/run-$label.log" 2>&1
-  ncu -i "$out/rep-$label.ncu-rep" $sections > "$out/ncu-$label.txt" 2>&1
-  ncu -i "$out/rep-$label.ncu-rep" --page source --csv --print-source sass > "$out/sass-$label.csv" 2>&1
-  echo "$label $(grep -m1 'GStencils' "$out/run-$label.log")"
-}
+source "$(dirname "$0")/ncu_sass_stalls.sh"
 prof sparse-Box-2D1R-half-t7 sptc_stream sparse_tensor_core Box-2D1R 7 half 10240x10240
 prof dense-Box-2D1R-half-t8 tc_stream tensor_core Box-2D1R 8 half 10240x10240
 prof sparse-Box-3D1R-half-t2 sptc_stream sparse_tensor_core Box-3D1R 2 half 512x512x512

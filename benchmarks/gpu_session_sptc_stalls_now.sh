@@ -4,21 +4,13 @@
 # 15 x 15 step fused), the same with one x tile per warp (fewer registers, more warps), Box-3D1R FP16 x2 and x3.
 #   bash benchmarks/gpu_session_sptc_stalls_now.sh OUT_DIR
 # Writes, per configuration, ncu-LABEL.txt (sections) and sass-LABEL.csv (the source page, SASS, every metric);
-# the same profile function as benchmarks/gpu_session_sass_stalls.sh.
+# the reports (rep-LABEL.ncu-rep) are removed at the end.
 set -u
 out=${1:?output folder}
 mkdir -p "$out"
-sections="--section SpeedOfLight --section WarpStateStats --section SourceCounters --section Occupancy --section SchedulerStats --section InstructionStats"
-prof() {  # label kernel-regex unit stencil fuse dtype grid [knobs-json]
-  local label=$1 kname=$2; shift 2
-  timeout 150 ncu --clock-control none -k "regex:$kname" --launch-skip 2 --launch-count 1 $sections \
-      -o "$out/rep-$label" -f python benchmarks/profile_kernel.py "$@" > "$out/run-$label.log" 2>&1
-  ncu -i "$out/rep-$label.ncu-rep" $sections > "$out/ncu-$label.txt" 2>&1
-  ncu -i "$out/rep-$label.ncu-rep" --page source --csv --print-source sass > "$out/sass-$label.csv" 2>&1
-  rm -f "$out/rep-$label.ncu-rep"
-  echo "$label $(grep -m1 'GStencils' "$out/run-$label.log")"
-}
+source "$(dirname "$0")/ncu_sass_stalls.sh"
 prof sparse-Box-2D1R-half-t7 sptc_stream sparse_tensor_core Box-2D1R 7 half 10240x10240
 prof sparse-Box-2D1R-half-t7-xt1 sptc_stream sparse_tensor_core Box-2D1R 7 half 10240x10240 '{"x_tiles": 1, "stages": 3, "prefetch": 0, "weights_shared": true, "fixed_alignment": true}'
 prof sparse-Box-3D1R-half-t2 sptc_stream sparse_tensor_core Box-3D1R 2 half 512x512x512
 prof sparse-Box-3D1R-half-t3 sptc_stream sparse_tensor_core Box-3D1R 3 half 512x512x512
+rm -f "$out"/rep-*.ncu-rep

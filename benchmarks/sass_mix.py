@@ -26,6 +26,20 @@ from tcadvisor.stencil import parse_stencil  # noqa: E402
 OPCODE = re.compile(r"^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+(?:\.MMA)?)", re.M)
 
 
+def compile_sass(plan) -> tuple[str, int | None]:
+    """(SASS, registers per thread) of ``plan``'s kernel compiled for sm_90 as tcadvisor.gpu.backend compiles it
+    (the same source text and -D constants)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(_source(plan.source))
+        done = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-o", cubin, "-Xptxas", "-v", src]
+                              + [f"-D{k}={v}" for k, v in plan.defines], check=True, capture_output=True, text=True)
+        regs = re.search(r"Used (\d+) registers", done.stderr)
+        sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True, check=True).stdout
+    return sass, int(regs[1]) if regs else None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -36,13 +50,7 @@ def main() -> int:
         name, t = item.split(":")
         for precision in ("fp32", "fp16"):
             plan = plans.plan_cuda_cores(parse_stencil(name), int(t), precision)
-            with tempfile.TemporaryDirectory() as tmp:
-                src, cubin = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cubin")
-                with open(src, "w") as f:
-                    f.write(_source(plan.source))
-                subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-o", cubin, src]
-                               + [f"-D{k}={v}" for k, v in plan.defines], check=True, capture_output=True)
-                sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True, check=True).stdout
+            sass, _ = compile_sass(plan)
             with open(os.path.join(args.out, f"sass-{name}-{t}-{precision}.txt"), "w") as f:
                 f.write(sass)
             ops = collections.Counter(OPCODE.findall(sass))

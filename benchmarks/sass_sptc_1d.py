@@ -15,14 +15,12 @@ import argparse
 import collections
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.sass_mix import compile_sass  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
-from tcadvisor.gpu.backend import _source  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
 LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)([.A-Z0-9_]*)\s*(.*?);", re.M)
@@ -55,22 +53,14 @@ def main() -> int:
         for kn in KNOBS:
             plan = plans.plan_sparse_tensor_cores(parse_stencil(name), t, precision, **kn)
             tag = f"{name}-{t}-{precision}-" + ("-".join(sorted(kn)) or "rule")
-            with tempfile.TemporaryDirectory() as tmp:
-                src, cubin = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cubin")
-                with open(src, "w") as f:
-                    f.write(_source(plan.source))
-                done = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-o", cubin, "-Xptxas", "-v",
-                                       src] + [f"-D{k}={v}" for k, v in plan.defines], capture_output=True, text=True,
-                                      check=True, cwd=os.path.join(os.path.dirname(src)))
-                regs = re.search(r"Used (\d+) registers", done.stderr)
-                sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True, check=True).stdout
+            sass, regs = compile_sass(plan)
             with open(os.path.join(args.out, f"sass-{tag}.txt"), "w") as f:
                 f.write(sass)
             body = loop_body(sass)
             ops = collections.Counter(o.split(".")[0] for _, o in body)
             mmas = sum(1 for _, o in body if o.startswith("HMMA"))
             top = ", ".join(f"{k} {v}" for k, v in ops.most_common(9))
-            print(f"{name} x{t} {precision} {str(kn):90} regs {regs[1] if regs else '?':>3}: loop {len(body)} "
+            print(f"{name} x{t} {precision} {str(kn):90} regs {regs if regs else '?':>3}: loop {len(body)} "
                   f"instructions, {mmas} mma.sp, {len(body) / max(mmas, 1):.1f} per mma.sp | {top}", flush=True)
     return 0
 

@@ -940,7 +940,6 @@ def variants_sptc3d_whole():
     ahead more or fewer, side by side on 512^3: Box-3D1R and Star-3D1R x1-x4, Box-3D2R and Star-3D2R x1-x2,
     Box-3D3R x1, FP16 and TF32."""
     from tcadvisor.gpu import defaults
-    from tcadvisor.stencil import parse_stencil
 
     out = []
     g3 = "512x512x512"
