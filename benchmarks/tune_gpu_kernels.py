@@ -955,6 +955,55 @@ def variants_sptc3d_whole():
     return out
 
 
+def variants_sptc_occupancy():
+    """A register cap (``min_blocks``: __launch_bounds__ asks the compiler for 3 or 4 resident blocks of 4 warps,
+    168 or 128 registers) against each configuration's measured entry of ``sparse_tensor_cores`` in
+    kernels/defaults.yaml (given in full), side by side.  Stall samples of Box-2D1R FP16 x7 at its entry
+    (sptc-stalls-now/: 224 registers, 2 blocks of 4 warps per SM, 55 % of the samples "wait" between the 30
+    independent mma.sp of a slice) say the warps are too few to keep the tensor pipe busy; nvcc for sm_90 fits
+    that configuration in 168 registers without spilling.  2D on 10240^2: Box-2D1R x1-x8, Star-2D1R x3, x5, x7,
+    Box-2D2R x2, x3, Box-2D3R x2; 3D on 512^3: Box-3D1R x1-x4, Star-3D1R x2, x3, Box-3D2R x1, x2; FP16 and TF32."""
+    from tcadvisor.gpu import defaults
+
+    out = []
+    cases = [("Box-2D1R", t) for t in range(1, 9)] + [("Star-2D1R", t) for t in (3, 5, 7)] + \
+        [("Box-2D2R", 2), ("Box-2D2R", 3), ("Box-2D3R", 2)] + [("Box-3D1R", t) for t in (1, 2, 3, 4)] + \
+        [("Star-3D1R", 2), ("Star-3D1R", 3), ("Box-3D2R", 1), ("Box-3D2R", 2)]
+    for dtype, precision in (("half", "fp16"), ("float", "tf32")):
+        for name, t in cases:
+            st = parse_stencil(name)
+            grid = "10240x10240" if st.dims == 2 else "512x512x512"
+            base = dict(defaults.measured().sptc.get((st.dims, precision, st.radius * t), {}))
+            for kn in ({}, dict(base, min_blocks=3), dict(base, min_blocks=4)):
+                out.append((name, dtype, grid, "sparse_tensor_core", t, None, kn))
+    return out
+
+
+def variants_sptc_half_acc():
+    """FP16 accumulators (``half_accumulators``: two registers per accumulator fragment instead of four, SPIDER's
+    numerics) against each FP16 configuration's measured entry (given in full), with and without a register cap of
+    3 or 4 blocks per SM, side by side.  At Box-2D1R x7 nvcc for sm_90 compiles the entry to 224 registers, to 171 with
+    FP16 accumulators and to 128 with them and 4 blocks (no spill).  2D on 10240^2: Box-2D1R x1-x8, Star-2D1R x3, x5,
+    x7 (at r·t = 7 also 4 x tiles); 3D on 512^3: Box-3D1R x1-x4, Star-3D1R x2, x3."""
+    from tcadvisor.gpu import defaults
+
+    out = []
+    cases = [("Box-2D1R", t) for t in range(1, 9)] + [("Star-2D1R", t) for t in (3, 5, 7)] + \
+        [("Box-3D1R", t) for t in (1, 2, 3, 4)] + [("Star-3D1R", 2), ("Star-3D1R", 3)]
+    for name, t in cases:
+        st = parse_stencil(name)
+        grid = "10240x10240" if st.dims == 2 else "512x512x512"
+        R = st.radius * t
+        base = dict(defaults.measured().sptc.get((st.dims, "fp16", R), {}))
+        half = dict(base, half_accumulators=True)
+        kns = [{}, dict(base, min_blocks=3), half, dict(half, min_blocks=3), dict(half, min_blocks=4)]
+        if st.dims == 2 and R == 7:
+            kns += [dict(half, x_tiles=4), dict(half, x_tiles=4, min_blocks=2)]
+        for kn in kns:
+            out.append((name, "half", grid, "sparse_tensor_core", t, None, kn))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -980,6 +1029,8 @@ SCANS = {
     "sptc-1d-odd": lambda args: variants_sptc_1d_odd(), "sptc-1d-ilp": lambda args: variants_sptc_1d_ilp(),
     "sptc-1d-ilp2": lambda args: variants_sptc_1d_ilp2(), "sptc-whole-2d3d": lambda args: variants_sptc_whole_2d3d(),
     "sptc3d-whole": lambda args: variants_sptc3d_whole(),
+    "sptc-occupancy": lambda args: variants_sptc_occupancy(),
+    "sptc-half-acc": lambda args: variants_sptc_half_acc(),
 }
 
 

@@ -60,7 +60,8 @@
 // K_ALIGN (optional: bit 0 16-byte window loads, bit 1 pair stores; absent: the kernel argument ``align`` decides at
 // run time): the alignment the kernel is compiled for.  K_WHOLE (optional, default 0): every lane loads both halves
 // of its window itself instead of taking the upper one from its neighbour by shuffle.  K_ACC2 (optional, 1D only,
-// default 0): the MMAs of a slice go alternately into two accumulator sets, added before the store.
+// default 0): the MMAs of a slice go alternately into two accumulator sets, added before the store.  K_ACC16
+// (optional, FP16 only, default 0): the accumulators are FP16 (mma.sp ... .f16.f16.f16.f16), as SPIDER's are.
 //
 // Why K_ASMEM: every mma.sp needs its weight fragment, 20 bytes per lane (640 per warp), and reading it
 // from L1 at every use was what the 3D kernel waited for (Box-3D1R x2: 25 fragment loads of 16 + 4 bytes
@@ -75,6 +76,10 @@
 // or the tensor pipe (sptc-1d-deep-ncu: 58-65 % of the issue slots used, 24 instructions per mma.sp at r·t = 64).
 // Taking the neighbour's half costs four shuffles and four selects per 16-byte vector where a second load is one
 // instruction; and the 2 NB MMAs of a slice all accumulate into one fragment, each waiting for the one before.
+// Why K_ACC16: at r·t = 7 in 2D a warp with two x tiles holds 14 pending output slices of 4 FP32 accumulators per
+// tile, 112 registers of its 224 (sptc-stalls-now: 2 blocks of 4 warps per SM, 55 % of the stall samples "wait"
+// between independent MMAs); FP16 accumulators are two registers per fragment.  They round every MMA's sum to
+// FP16, so the sweep's error bound grows with the MMAs per output (tcadvisor/gpu/sparse_tensor_cores.py).
 // Why K_BSTAGES: slices loaded ahead into registers (K_PF) are moved into place at every slice, and a move of a
 // register whose load is still in flight waits for it -- and, the loads sharing a scoreboard, for the later
 // slice's loads too: Nsight Compute's stall samples of Box-2D1R x7 FP16 (K_PF 2) put 12 % of all samples on the
@@ -153,6 +158,24 @@
 #endif
 // The lane takes its window's upper half from lane + 3 (by shuffle or from its stage) unless it loads it itself.
 #define NEIGHBOUR_HALF (!K_WHOLE)
+#ifndef K_ACC16
+#define K_ACC16 0
+#endif
+#if K_ACC16 && PREC != 1
+#error "K_ACC16: FP16 accumulators with FP16 operands only (mma.sp has no BF16 or TF32 accumulator)"
+#endif
+#if K_ACC16 && K_ACC2
+#error "K_ACC16 and K_ACC2: the second accumulator chain is added in FP32"
+#endif
+// An accumulator fragment: 4 FP32 values (rows g, g + 8 x columns 2t, 2t + 1), or with K_ACC16 2 words of two FP16
+// values each (row g, then row g + 8; column 2t in the low half).
+#if K_ACC16
+typedef unsigned acc_t;
+#define ACC_N 2
+#else
+typedef float acc_t;
+#define ACC_N 4
+#endif
 #if K_ACC2 && NS != 1
 #error "K_ACC2: two accumulator sets per output in 1D only (NS = 1: one chain of MMAs per slice)"
 #endif
@@ -247,10 +270,15 @@ typedef unsigned short real;    // storage: FP16 or BF16 bit patterns
 #define MMA_SP "mma.sp.sync.aligned."
 #endif
 
-__device__ __forceinline__ void mma_sp(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[4],
-                                       unsigned meta, const float (&c)[4]) {
+__device__ __forceinline__ void mma_sp(acc_t (&d)[ACC_N], const unsigned (&a)[4], const unsigned (&b)[4],
+                                       unsigned meta, const acc_t (&c)[ACC_N]) {
 #if defined(TCADVISOR_HOST_EMU)  // the warp's mma.sp computed on the CPU (tests/host_cuda/emu.h)
     emu::mma_sp<PREC == 0 ? 1 : PREC + 1>(d, a, b, meta, c);
+#elif K_ACC16
+    asm(MMA_SP "m16n8k32.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7,%8,%9}, {%10,%11}, %12, 0x0;"
+        : "=r"(d[0]), "=r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+          "r"(c[0]), "r"(c[1]), "r"(meta));
 #elif PREC == 0
     asm(MMA_SP "m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, "
         "{%12,%13,%14,%15}, %16, 0x0;"
@@ -555,13 +583,13 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
 
     // pend[h][m]: pending output slice m of inner row I + h.
-    float pend[IR][NPEND > 0 ? NPEND : 1][4];
+    acc_t pend[IR][NPEND > 0 ? NPEND : 1][ACC_N];
 #pragma unroll
     for (int h = 0; h < IR; ++h)
 #pragma unroll
         for (int m = 0; m < (NPEND > 0 ? NPEND : 1); ++m)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) pend[h][m][e] = 0.f;
+            for (int e = 0; e < ACC_N; ++e) pend[h][m][e] = 0;  // +0 in FP32, or two FP16 +0
 
     // Window origin of this lane's segment g in inner row I; input rows past ``last`` (relative to I) are
     // outside the field's ghost rows (only with IR = 2 and an odd inner extent).
@@ -678,11 +706,11 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
         const uint4* abase = avals + lane + z_;
         const unsigned* mbase = ameta + lane + z_;
 #endif
-        float done[IR][4];
+        acc_t done[IR][ACC_N];
 #pragma unroll
         for (int h = 0; h < IR; ++h)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : 0.f;
+            for (int e = 0; e < ACC_N; ++e) done[h][e] = NPEND > 0 ? pend[h][0][e] : (acc_t)0;
 #if K_ACC2
         float done2[IR][4];
 #pragma unroll
@@ -699,28 +727,28 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
 #endif
 #pragma unroll
         for (int m = 1; m < NPEND; ++m) {
-            float acc[IR][4];
+            acc_t acc[IR][ACC_N];
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[h][e] = pend[h][m][e];
+                for (int e = 0; e < ACC_N; ++e) acc[h][e] = pend[h][m][e];
             CHAIN(NS - 1 - m, acc, acc);
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) pend[h][m - 1][e] = acc[h][e];
+                for (int e = 0; e < ACC_N; ++e) pend[h][m - 1][e] = acc[h][e];
         }
         if (NPEND > 0) {
-            float acc[IR][4];
+            acc_t acc[IR][ACC_N];
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[h][e] = 0.f;
+                for (int e = 0; e < ACC_N; ++e) acc[h][e] = 0;
             CHAIN(0, acc, acc);
 #pragma unroll
             for (int h = 0; h < IR; ++h)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) pend[h][NPEND > 0 ? NPEND - 1 : 0][e] = acc[h][e];
+                for (int e = 0; e < ACC_N; ++e) pend[h][NPEND > 0 ? NPEND - 1 : 0][e] = acc[h][e];
         }
         const int y = j - RS;
         if (y >= S0 && y < S1) {
@@ -739,8 +767,21 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                 for (int h = 0; h < 2; ++h) {
                     // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
                     const int x = L * (2 * t4 + h) + 2 * g;
+#if K_ACC16
+                    // FP16 accumulators: half h of word 0 (row g) and of word 1 (row g + 8)
+                    const unsigned word = h ? (done[hr][0] >> 16) | (done[hr][1] & 0xFFFF0000u)
+                                            : (done[hr][0] & 0xFFFFu) | (done[hr][1] << 16);
+                    if (vec_stores && Xh + x + 1 < nx) {
+                        *reinterpret_cast<unsigned*>(dst + x) = word;
+                    } else {
+                        if (Xh + x < nx) dst[x] = (real)(word & 0xFFFFu);
+                        if (Xh + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
+                    }
+#else
                     const float lo = done[hr][h], hi = done[hr][h + 2];
-#if PREC == 0
+#endif
+#if K_ACC16
+#elif PREC == 0
                     if (vec_stores && Xh + x + 1 < nx) {
                         *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
                     } else {

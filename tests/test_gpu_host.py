@@ -92,7 +92,8 @@ def test_run_refuses_units_and_profiles_without_a_kernel(run_cli, args, message)
 
 @pytest.mark.parametrize("args, message", [
     (["--unit", "sparse_tensor_core", "--knob", "stagez=3"],
-     "--knob stagez: tcadvisor-sptc's kernel takes aregs, even_window, fixed_alignment, inner_rows, l2_prefetch, line_rows, min_blocks, "
+     "--knob stagez: tcadvisor-sptc's kernel takes aregs, even_window, fixed_alignment, half_accumulators, inner_rows, "
+     "l2_prefetch, line_rows, min_blocks, "
      "prefetch, stages, two_chains, "
      "unroll, vector_loads, warps, weights_shared, whole_windows, x_tiles"),
     (["--unit", "tensor_core", "--knob", "stages=3"], "--knob stages: tcadvisor-tc's kernel takes bregs,"),

@@ -560,3 +560,57 @@ def test_the_sparse_kernel_runs_fields_aligned_otherwise_on_a_variant(host_tc, s
     other = run_sweep(kernel, x)
     assert dict(kernel._variants) and 0 in kernel._variants
     assert np.array_equal(own.view(np.uint8), other.view(np.uint8))
+
+
+#: FP16 accumulators (K_ACC16) in 1D, 2D with x tiles and stages, 3D with inner rows, and a register cap.
+SPARSE_HALF_ACC = [
+    (Stencil.box(1, 1), 16, {}), (Stencil.box(2, 1), 3, {"x_tiles": 2, "stages": 3, "weights_shared": True}),
+    (Stencil.box(2, 2), 2, {"min_blocks": 4}), (Stencil.box(3, 1), 1, {"inner_rows": 2, "prefetch": 1}),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, options", SPARSE_HALF_ACC, ids=_ids)
+def test_half_accumulators_stay_in_their_rounding_interval(host_tc, stencil, fuse, options):
+    """FP16 accumulators: every output in the interval of FP16 accumulation, within a few FP16 ulps of the FP32
+    accumulators' output (the same products, each MMA's sum rounded to FP16), every MMA counted; the plan given back by
+    its description, register cap included."""
+    from tcadvisor.gpu import plans
+
+    w = random_weights(stencil.mask(), np.random.default_rng(37))
+    shape3 = {1: (1, 1, 700), 2: (1, 70, 300), 3: (9, 11, 150)}[stencil.dims]
+    kernel = host_tc("sparse_tensor_core", stencil, fuse, "half", w, **options, half_accumulators=True)
+    assert dict(kernel.plan.defines)["K_ACC16"] == 1
+    assert kernel.numerics().stages[0].u_acc == 2.0**-10
+    x, out = checked_sweep(kernel, shape3, "half")
+    wide = host_tc("sparse_tensor_core", stencil, fuse, "half", w, **options)
+    assert "K_ACC16" not in dict(wide.plan.defines) and wide.numerics().stages[0].u_acc == 2.0**-23
+    ref = from_storage(run_sweep(wide, x), "half")
+    got = from_storage(out, "half")
+    lines = kernel.nonzero_lines * kernel.ka
+    assert np.abs(got - ref).max() <= (lines + 1) * 2.0**-10 * np.abs(ref).max()
+    again = plans.recorded_sparse_tensor_core_plan(stencil, fuse, "fp16", kernel.describe())
+    assert again.defines == kernel.plan.defines
+
+
+def test_half_accumulators_stored_in_the_wrong_order_are_caught(host_tc):
+    """Negative control: the kernel storing row g + 8's FP16 accumulator where row g's belongs fails the check."""
+    st = Stencil.box(2, 1)
+    kernel = host_tc("sparse_tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(41)),
+                     half_accumulators=True)
+    _compile_broken(kernel, "sparse_tensor_cores.cu", "sptc_stream",
+                    ": (done[hr][0] & 0xFFFFu) | (done[hr][1] << 16);", ": (done[hr][1] & 0xFFFFu) | (done[hr][0] << 16);")
+    x = data((1, 70, 300), "half")
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
+
+
+@pytest.mark.parametrize("precision, options, message", [
+    ("bf16", {}, r"^half_accumulators: mma\.sp accumulates in FP16 with FP16 operands only, not BF16$"),
+    ("tf32", {}, r"^half_accumulators: mma\.sp accumulates in FP16 with FP16 operands only, not TF32$"),
+    ("fp16", {"two_chains": True}, r"^half_accumulators and two_chains: the second accumulator chain is added in "
+                                   r"FP32; give one of them$"),
+])
+def test_half_accumulators_are_refused_where_the_kernel_has_none(precision, options, message):
+    from tcadvisor.gpu import plans
+
+    with pytest.raises(TcAdvisorError, match=message):
+        plans.plan_sparse_tensor_cores(Stencil.box(1, 1), 16, precision, half_accumulators=True, **options)

@@ -28,7 +28,7 @@ _TC_KNOBS = {"weights_shared": bool, "shared_words": bool, "prefetch": int, "l2_
              "x_tiles": int, "inner_rows": int}
 #: The knobs a Sparse Tensor Core entry may name, and what each must be.
 _SPTC_KNOBS = {"weights_shared": bool, "inner_rows": int, "x_tiles": int, "prefetch": int, "l2_prefetch": int,
-               "stages": int, "fixed_alignment": bool, "whole_windows": bool}
+               "stages": int, "fixed_alignment": bool, "whole_windows": bool, "min_blocks": int}
 #: Entry name -> what its value holds (for the messages).
 ENTRIES = {
     "tile1d_threads": "threads per block",

@@ -304,8 +304,10 @@ class LaunchPlan:
     @property
     def register_cap(self) -> int:
         """Registers per thread the compiler may use: 255, or less where ``__launch_bounds__`` forbids more
-        (a block of ``threads`` must fit the 65536 registers of one SM)."""
-        return min(MAX_REGISTERS_PER_THREAD, 65536 // _round_up(self.threads, 32) // 8 * 8)
+        (``min_blocks`` blocks of ``threads`` must fit the 65536 registers of one SM: nvcc for sm_90 gives the sparse
+        kernel's 128-thread blocks 168 registers for 3, 128 for 4)."""
+        per_sm = _round_up(self.threads, 32) * int(self.options.get("min_blocks") or 1)
+        return min(MAX_REGISTERS_PER_THREAD, 65536 // per_sm // 8 * 8)
 
     @property
     def warps(self) -> int:
@@ -943,7 +945,8 @@ _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner row
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"
                         r"(?:the line as rows, (\d+) points per block, )?(compiled for its fields' alignment, )?"
                         r"(\d+) slice\(s\) per trip(, built for r·t \d+ \(its line padded with zeros\))?"
-                        r"(, each lane loading its whole window)?(, two accumulator chains)?")
+                        r"(, each lane loading its whole window)?(, two accumulator chains)?(?:, min (\d+) blocks/SM)?"
+                        r"(, FP16 accumulators)?")
 
 
 def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -953,9 +956,9 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
     weights lived (registers, L1 or shared memory), inner rows (3D) or x tiles (2D) per warp, slices loaded
     ahead into registers and
     into L2, slices staged in shared memory, a 1D line as rows, a build for its fields' alignment, slices per trip,
-    a line built one tap wider, whole windows per lane, two accumulator chains.  Descriptions from before the L2 prefetch, the shared-memory weights or two inner
-    rows per warp do not name them, and were made without them; the register cap is not in the line (every
-    recorded run had the default, one block per SM)."""
+    a line built one tap wider, whole windows per lane, two accumulator chains, a register cap (blocks per SM, named
+    where more than one) and FP16 accumulators.  Descriptions from before the L2 prefetch, the shared-memory weights or
+    two inner rows per warp do not name them, and were made without them."""
     m = _SPTC_TEXT.match(description)
     if not m:
         raise TcAdvisorError(f"not a Sparse Tensor Core kernel description: {description!r}")
@@ -967,7 +970,8 @@ def recorded_sparse_tensor_core_plan(stencil: Stencil, fuse: int, precision: str
                                     x_tiles=int(m[2] or 1) if stencil.dims == 2 else None,
                                     line_rows=bool(m[7]) if stencil.dims == 1 else None,
                                     fixed_alignment=bool(m[8]), even_window=bool(m[10]),
-                                    whole_windows=bool(m[11]), two_chains=bool(m[12]))
+                                    whole_windows=bool(m[11]), two_chains=bool(m[12]), min_blocks=int(m[13] or 1),
+                                    half_accumulators=bool(m[14]))
 
 
 def computed_rows(plan: LaunchPlan, per_warp: bool) -> Fraction:
@@ -1213,7 +1217,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                              stages: int | None = None, line_rows: bool | None = None,
                              vector_loads: bool = True, fixed_alignment: bool | None = None,
                              even_window: bool | None = None, whole_windows: bool | None = None,
-                             two_chains: bool | None = None) -> LaunchPlan:
+                             two_chains: bool | None = None, half_accumulators: bool | None = None) -> LaunchPlan:
     """The Sparse Tensor Core kernel's shape (kernels/sparse_tensor_cores.cu): SPIDER's lines of L = 16.
 
     Warp tiles of 8 segments × 16 outputs along x, one L × 2L swapped line matrix
@@ -1254,6 +1258,10 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     dependent chain of 2·blocks MMAs per slice at the price of 4 registers.  With no knob given, both as the 1D rules
     above say, whole windows also where ``sparse_tensor_cores`` of kernels/defaults.yaml names them (3D: TF32 at
     r·t = 3-4, FP16/BF16 at 2), else off.
+    ``half_accumulators`` (FP16 only): FP16 accumulators (K_ACC16), as SPIDER's, two registers per fragment instead
+    of four; every MMA's sum is rounded to FP16, so the sweep's error bound is FP16's (never a default: the answer's
+    accuracy is the user's choice).  ``min_blocks``: blocks per SM the compiler must leave registers for
+    (``__launch_bounds__``); with no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml where it names one.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
@@ -1285,6 +1293,7 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                 fixed_alignment = measured.get("fixed_alignment")
             if whole_windows is None:
                 whole_windows = measured.get("whole_windows")
+            min_blocks = measured.get("min_blocks", 1)
         else:
             l2_prefetch = defaults.measured().sptc_l2.get(key, 0)
             if d == 1 and R >= SPTC_1D_DEEP_FROM:  # bound by the instructions it issues (SPTC_1D_DEEP_FROM)
@@ -1298,10 +1307,19 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         raise TcAdvisorError("aregs and weights_shared: the sparse kernel's weight fragments are in registers "
                              "or in shared memory, not both")
     ir = lines_per_warp(d, x_tiles, inner_rows, "a sparse kernel")
-    whole_windows, two_chains = bool(whole_windows), bool(two_chains)
+    whole_windows, two_chains, half_acc = bool(whole_windows), bool(two_chains), bool(half_accumulators)
     if two_chains and d != 1:
         raise TcAdvisorError(f"two_chains: the sparse kernel splits the MMAs of a slice over two accumulator sets in "
                              f"1D only (one chain per output slice); this stencil is {d}D")
+    if half_acc and precision != "fp16":
+        raise TcAdvisorError(f"half_accumulators: mma.sp accumulates in FP16 with FP16 operands only, not "
+                             f"{precision.upper()}")
+    if half_acc and two_chains:
+        raise TcAdvisorError("half_accumulators and two_chains: the second accumulator chain is added in FP32; "
+                             "give one of them")
+    if not 1 <= int(min_blocks) <= 8:
+        raise TcAdvisorError(f"min_blocks {min_blocks}: the sparse kernel asks the compiler for 1 to 8 resident "
+                             "blocks per SM")
     if aregs is None:
         if weights_shared:
             aregs = False
@@ -1336,7 +1354,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     # Fragments read from shared memory are loaded a few MMAs ahead, not hoisted out of the loop: they add
     # SPTC_SHARED_AHEAD registers (the median over the compiled scan runs), not a_regs.
     hoisted = SPTC_SHARED_AHEAD if weights_shared else a_regs
-    live = (max(ns - 1, 1) + 2 + int(two_chains)) * 4 * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted
+    acc_words = 2 if half_acc else 4  # one accumulator fragment: 4 FP32 values, or 2 words of two FP16
+    live = (max(ns - 1, 1) + 2 + int(two_chains)) * acc_words * ir + (ni + ir - 1) * kc * 4 * (1 + prefetch) + hoisted
     mask = (1 << (ns * ni)) - 1 if linemask is None else linemask
     defines = ((("K_PREC", {"tf32": 0, "fp16": 1, "bf16": 2}[precision]), ("K_R", R_w), ("K_NS", ns), ("K_NI", ni))
                + _mask_defines("K_LINEMASK", mask, ns * ni) + (("K_WX", wx), ("K_WI", wi), ("K_AREGS", int(aregs)),
@@ -1356,6 +1375,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
         defines += (("K_WHOLE", 1),)
     if two_chains:
         defines += (("K_ACC2", 1),)
+    if half_acc:
+        defines += (("K_ACC16", 1),)
     smem = lines * ka * 32 * SPTC_FRAGMENT_BYTES if weights_shared else 0
     smem += warps * stages * (ni + ir - 1) * kc * 32 * 16  # each warp's stages: one 16-byte vector per lane and row
     # segment g reads the window x0 + 16g - R ... + 2L·blocks - 1: TILE_X + (2·blocks - 1)·L columns in all; in
@@ -1371,7 +1392,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
                                "l2_prefetch": l2_prefetch, "weights_shared": weights_shared, "ir": ir,
                                "stages": stages, "row_width": width,
                                "align": align if fixed_alignment else None, "window_radius": R_w,
-                               "whole_windows": whole_windows, "two_chains": two_chains})
+                               "whole_windows": whole_windows, "two_chains": two_chains,
+                               "half_accumulators": half_acc})
 
 
 # --------------------------------------------------------------------------- registers

@@ -66,13 +66,20 @@ def round_weights(values: np.ndarray, precision: str) -> np.ndarray:
     return bf16_bits_to_float(to_bf16_bits(values)).astype(np.float64)
 
 
-def _sweep_model(fused: np.ndarray, precision: str, dtype: str, lines: int, ka: int) -> SweepModel:
+#: One rounding of an FP16 accumulator (K_ACC16), relative to the partial sum: one FP16 ulp, as TC_ACCUMULATE is one
+#: FP32 ulp (the Tensor Cores' internal order and rounding are not specified).
+HALF_ACCUMULATE = 2.0**-10
+
+
+def _sweep_model(fused: np.ndarray, precision: str, dtype: str, lines: int, ka: int,
+                 half_accumulators: bool = False) -> SweepModel:
     """The one stage of a sweep (:meth:`SparseTensorCoreKernel.numerics`): ``lines`` non-empty kernel lines
-    of ``ka`` mma.sp each accumulate every product of the fused weights."""
+    of ``ka`` mma.sp each accumulate every product of the fused weights (in FP16 with ``half_accumulators``)."""
     w = round_weights(fused, precision)
     terms = int(np.count_nonzero(fused)) + lines * ka
     return SweepModel((Stage(weights=w, exact=fused, operand="tf32" if precision == "tf32" else None,
-                             u_acc=TC_ACCUMULATE, terms=terms, output=None if precision == "tf32" else dtype),))
+                             u_acc=HALF_ACCUMULATE if half_accumulators else TC_ACCUMULATE, terms=terms,
+                             output=None if precision == "tf32" else dtype),))
 
 
 def value_words(values: np.ndarray, precision: str) -> np.ndarray:
@@ -116,7 +123,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, inner_rows: int | None = None,
                  x_tiles: int | None = None, stages: int | None = None, line_rows: bool | None = None,
                  fixed_alignment: bool | None = None, even_window: bool | None = None,
-                 whole_windows: bool | None = None, two_chains: bool | None = None):
+                 whole_windows: bool | None = None, two_chains: bool | None = None,
+                 half_accumulators: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -144,14 +152,14 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                                                    x_tiles=x_tiles, stages=stages, line_rows=line_rows,
                                                    vector_loads=vector_loads, fixed_alignment=fixed_alignment,
                                                    even_window=even_window, whole_windows=whole_windows,
-                                                   two_chains=two_chains)
+                                                   two_chains=two_chains, half_accumulators=half_accumulators)
         assert self.plan.options["window_radius"] == self.R
         self.wx, self.wi = self.plan.options["wx"], self.plan.options["wi"]
         self.aregs = self.plan.options["aregs"]
         self.prefetch = self.plan.options["prefetch"]
         self.unroll = self.plan.options["unroll"]
         self.l2_prefetch = self.plan.options["l2_prefetch"]
-        self.min_blocks = int(min_blocks)
+        self.min_blocks = self.plan.options["min_blocks"]  # a measured entry may name one
         self.vector_loads = bool(vector_loads)
         self.weights_shared = self.plan.options["weights_shared"]
         self.inner_rows = self.plan.options["ir"]
@@ -170,9 +178,10 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
 
     def numerics(self) -> SweepModel:
         """One stage: the fused weights rounded as uploaded, TF32 operands rounded with cvt.rna (FP16/BF16
-        fields are the operands), FP32 accumulation over every product and MMA of the chain, and (FP16,
-        BF16) rounding of the accumulator to the storage type."""
-        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_lines, self.ka)
+        fields are the operands), FP32 (or, with ``half_accumulators``, FP16) accumulation over every product and
+        MMA of the chain, and (FP16, BF16) rounding of the accumulator to the storage type."""
+        return _sweep_model(self.fused, self.precision, self.dtype, self.nonzero_lines, self.ka,
+                            self.plan.options["half_accumulators"])
 
     @classmethod
     def sweep_model(cls, stencil: Stencil, fuse: int, dtype: str, precision: str, weights: np.ndarray,
@@ -253,6 +262,8 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
                    if self.R != self.stencil.radius * self.fuse else "")
                 + (", each lane loading its whole window" if self.plan.options["whole_windows"] else "")
                 + (", two accumulator chains" if self.plan.options["two_chains"] else "")
+                + (f", min {self.min_blocks} blocks/SM" if self.min_blocks > 1 else "")
+                + (", FP16 accumulators" if self.plan.options["half_accumulators"] else "")
                 + f", {self.kernel.num_regs} registers")
 
 

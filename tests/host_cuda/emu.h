@@ -406,6 +406,18 @@ void mma_sp(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[4], unsig
         d[e] = float(acc);
     }
 }
+// The same with FP16 accumulators (.f16.f16.f16.f16): C and D are two words of two FP16 values each, row g then row
+// g + 8, column 2t in the low half.  The sum is rounded to float, then to FP16 (nearest even): at most one FP16 ulp
+// from the hardware's own order and rounding, which the checks' bound for FP16 accumulators allows.
+template <int TYPE>
+void mma_sp(unsigned (&d)[2], const unsigned (&a)[4], const unsigned (&b)[4], unsigned meta, const unsigned (&c)[2]) {
+    static_assert(TYPE == 2, "FP16 accumulators with FP16 operands only");
+    float cf[4], df[4];
+    for (int e = 0; e < 4; ++e) cf[e] = float(half_of(2, c[e >> 1], e & 1));
+    mma_sp<TYPE>(df, a, b, meta, cf);
+    for (int r = 0; r < 2; ++r)
+        d[r] = cvt_rn_f16(df[2 * r]) | cvt_rn_f16(df[2 * r + 1]) << 16;
+}
 }  // namespace emu
 
 // shfl.sync.down: the value of lane + delta, the caller's own where that is past the warp.
