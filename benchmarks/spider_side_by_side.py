@@ -21,7 +21,10 @@ too, on the bundled 2D kernels: a custom stencil of 15 offsets along y (``column
 forms are timed
 (each first checked sweep by sweep against the float64 reference on a small odd grid, then timed on the large
 one, median of repeats), and their throughput is given per SPIDER step: GStencils/s of a fused x 7 kernel
-counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32.
+counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32 by default;
+the 2D sparse rows are also run with FP16 accumulators (``half_accumulators``, SPIDER's numerics), at the kernel's
+defaults otherwise and at the measured best of h100-sxm-2026-11-27/sptc-half-acc/ (four x tiles per warp).
+``--only 2d`` runs SPIDER's 2D programs and the 2D rows alone.
 
 Writes side-by-side.csv (every run) and summary.md (the medians and the ratios) into --out.
 """
@@ -51,12 +54,19 @@ SPIDER = [("2D 15x15 sparse", "stencil_2d_half_sparse", ["-M", "10240", "-N", "1
 #: SPIDER's 1D problem itself: the 15-point stencil along y of a 2D array (each column an independent line with its
 #: own halo rows), which the bundled 2D kernels run as a custom stencil of offsets (-7, 0) .. (7, 0).
 COLUMN_15 = Stencil.from_offsets([(d, 0) for d in range(-7, 8)], name="column-15")
-#: (footprint, unit, stencil, fuse, grid, small grid, SPIDER's grid to compare with): the bundled kernels on each
-#: footprint.
+#: (footprint, unit, stencil, fuse, grid, small grid, SPIDER's grid to compare with[, kernel knobs]): the bundled
+#: kernels on each footprint.
 BUNDLED = [("Box-2D7R", "sparse_tensor_core", "Box-2D1R", 7, "10240x10240", "61x203", "10240x10240"),
            ("Box-2D7R", "sparse_tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240"),
            ("Box-2D7R", "tensor_core", "Box-2D1R", 7, "10240x10240", "61x203", "10240x10240"),
            ("Box-2D7R", "tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240")]
+#: The sparse kernel with FP16 accumulators: at its defaults otherwise, and with four x tiles per warp (the measured
+#: best of sptc-half-acc/ at r·t = 7: 1.16-1.18x the FP32 entry there).
+HALF_ACC = ({"half_accumulators": True},
+            {"half_accumulators": True, "x_tiles": 4, "weights_shared": True, "prefetch": 0, "stages": 3,
+             "l2_prefetch": 0, "fixed_alignment": True})
+BUNDLED += [("Box-2D7R", "sparse_tensor_core", name, t, "10240x10240", "61x203", "10240x10240", kn)
+            for kn in HALF_ACC for name, t in (("Box-2D1R", 7), ("Box-2D7R", 1))]
 BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011", grid) for grid in ("10240000", "134217728")
             for unit, name, t in (("sparse_tensor_core", "Box-1D1R", 7), ("sparse_tensor_core", "Box-1D7R", 1),
                                   ("tensor_core", "Box-1D1R", 7), ("tensor_core", "Box-1D7R", 1),
@@ -84,6 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--spider-bin", required=True, help="folder of SPIDER's programs, built by the user")
     ap.add_argument("--out", required=True)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", choices=["2d"], help="SPIDER's 2D programs and the bundled 2D rows alone")
     args = ap.parse_args(argv)
     from tcadvisor.gpu.backend import cupy, device_info
     from tcadvisor.gpu.runner import run
@@ -93,23 +104,31 @@ def main(argv=None) -> int:
     gpu, today = device_info()["name"], datetime.date.today().isoformat()
     rows = []
     for label, prog, pargs, footprint, sgrid in SPIDER:
+        if args.only == "2d" and not label.startswith("2D"):
+            continue
         path = os.path.join(args.spider_bin, prog)
         for i in range(args.repeats):
             g = run_spider(path, pargs)
             rows.append({"gpu": gpu, "date": today, "code": "SPIDER", "workload": label, "footprint": footprint,
                          "unit": "dense" if "dense" in prog else "sparse", "stencil": footprint, "fuse": 1,
-                         "grid": sgrid, "spider_grid": sgrid, "run": i, "gstencils_per_step": g, "correct": "",
+                         "grid": sgrid, "spider_grid": sgrid, "run": i, "knobs": "", "accumulators": "FP16",
+                         "gstencils_per_step": g, "correct": "",
                          "kernel": f"{prog} {' '.join(pargs)} --profile"})
             print(f"SPIDER {label}: {g:.1f} GStencils/s", flush=True)
-    for footprint, unit, name, t, grid, small, spider_grid in BUNDLED:
+    for footprint, unit, name, t, grid, small, spider_grid, *knobs in BUNDLED:
+        if args.only == "2d" and footprint != "Box-2D7R":
+            continue
+        kn = dict(knobs[0]) if knobs else {}
         st = parse_stencil(name) if isinstance(name, str) else name
-        chk = run(st, "half", unit, fuse=t, grid=small, steps=2 * t + 1, seed=5, gpu="h100-measured")
+        chk = run(st, "half", unit, fuse=t, grid=small, steps=2 * t + 1, seed=5, gpu="h100-measured",
+                  kernel_options=kn)
         res = run(st, "half", unit, fuse=t, grid=grid, steps=10 * t, seed=1, check=False, repeats=args.repeats,
-                  gpu="h100-measured")
+                  gpu="h100-measured", kernel_options=kn)
         per_step = res.gstencils * st.radius / 7  # steps of radius r: r/7 of a SPIDER step (radius 7) each
         rows.append({"gpu": gpu, "date": today, "code": "tcadvisor", "workload": f"{footprint} as {st.name} x{t}",
                      "footprint": footprint, "unit": unit, "stencil": st.name, "fuse": t, "grid": grid,
-                     "spider_grid": spider_grid, "run": "median",
+                     "spider_grid": spider_grid, "run": "median", "knobs": str(kn),
+                     "accumulators": "FP16" if kn.get("half_accumulators") else "FP32",
                      "gstencils_per_step": per_step, "correct": chk.passed, "kernel": res.kernel})
         print(f"tcadvisor {unit} {st.name} x{t} on {grid}: {per_step:.1f} GStencils/s per {footprint} step, "
               f"correct={chk.passed}", flush=True)
@@ -125,15 +144,17 @@ def main(argv=None) -> int:
     med = {k: statistics.median(v) for k, v in spider.items()}
     lines = [f"# SPIDER and the bundled kernels side by side ({gpu}, {today})", "",
              "Written by `benchmarks/spider_side_by_side.py`. GStencils/s per SPIDER step (one 15 x 15 box in 2D, "
-             "15 points in 1D); SPIDER: median of its runs, FP16 accumulation; bundled: FP32 accumulation.", "",
-             "| workload | grid | SPIDER sparse | SPIDER dense | bundled | correct | bundled / SPIDER sparse | "
-             "bundled / SPIDER dense |", "|---|---|---|---|---|---|---|---|"]
+             "15 points in 1D); SPIDER: median of its runs, FP16 accumulators; bundled: the accumulators named, at "
+             "the kernel's defaults but for the knobs named.", "",
+             "| workload | grid | knobs | accumulators | SPIDER sparse | SPIDER dense | bundled | correct | "
+             "bundled / SPIDER sparse | bundled / SPIDER dense |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["code"] != "tcadvisor":
             continue
         s, d = med.get((r["spider_grid"], "sparse")), med.get((r["spider_grid"], "dense"))
         g = r["gstencils_per_step"]
-        lines.append(f"| {r['workload']} ({r['unit']}) | {r['grid']} | {s:.1f} | {'' if d is None else f'{d:.1f}'} | {g:.1f} | "
+        lines.append(f"| {r['workload']} ({r['unit']}) | {r['grid']} | {r['knobs'] or 'defaults'} | "
+                     f"{r['accumulators']} | {s:.1f} | {'' if d is None else f'{d:.1f}'} | {g:.1f} | "
                      f"{r['correct']} | {g / s:.2f} | {'' if d is None else f'{g / d:.2f}'} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "summary.md"), "w") as fh:

@@ -299,6 +299,21 @@ def test_sparse_1d_beyond_r_t_8_knobs_keep_results_right(dtype, options):
         assert "2 matrices per line" in res.kernel
 
 
+@pytest.mark.parametrize("stencil, t, grid, options", [
+    (Stencil.box(2, 1), 7, "37x300", {}), (Stencil.star(2, 1), 7, "29x131", {"x_tiles": 4, "min_blocks": 2}),
+    (Stencil.box(2, 1), 3, "29x131", {"min_blocks": 4}), (Stencil.box(3, 1), 2, "9x11x77", {}),
+    (Stencil.box(1, 1), 16, "300007", {})])
+def test_sparse_half_accumulators_keep_results_in_their_interval(stencil, t, grid, options):
+    """FP16 accumulators (SPIDER's numerics): every sweep within the interval of FP16 accumulation, the default's
+    other knobs or a register cap alike; the kernel says it accumulates in FP16."""
+    from tcadvisor.gpu.runner import run
+
+    res = run(stencil, "half", "sparse_tensor_core", fuse=t, grid=grid, steps=2 * t, seed=8, repeats=1, warmup=0,
+              kernel_options={"half_accumulators": True, **options})
+    assert res.passed and res.unwritten == 0, (options, res.check.sweep.violations, res.max_rel_error)
+    assert "FP16 accumulators" in res.kernel
+
+
 @pytest.mark.parametrize("dtype, t, options", [
     ("double", 3, {"trap": True}), ("float", 2, {"prefetch": 2}), ("double", 5, {"trap": True, "prefetch": 2}),
     ("float", 3, {"v": 2, "cols": 64, "rows": 24, "trap": True, "prefetch": 2}),
