@@ -614,3 +614,24 @@ def test_half_accumulators_are_refused_where_the_kernel_has_none(precision, opti
 
     with pytest.raises(TcAdvisorError, match=message):
         plans.plan_sparse_tensor_cores(Stencil.box(1, 1), 16, precision, half_accumulators=True, **options)
+
+
+def test_half_accumulators_alone_take_their_measured_configuration():
+    """half_accumulators as the only knob: the FP16 entry of kernels/defaults.yaml with what measured best with FP16
+    accumulators over it (sparse_tensor_cores_half_accumulators: 2D r·t = 7 four x tiles and one block per SM, where
+    the FP32 entry has two and three), the entry as it is where that table names nothing (2D r·t = 5); another knob
+    given keeps both tables out."""
+    from tcadvisor.gpu import plans
+
+    st = Stencil.box(2, 1)
+    fp32_7 = dict(plans.plan_sparse_tensor_cores(st, 7, "fp16").defines)
+    half_7 = dict(plans.plan_sparse_tensor_cores(st, 7, "fp16", half_accumulators=True).defines)
+    assert (fp32_7["K_IR"], fp32_7["K_MINB"], "K_ACC16" in fp32_7) == (2, 3, False)
+    assert (half_7["K_IR"], half_7["K_MINB"], half_7["K_ACC16"]) == (4, 1, 1)
+    assert {k: v for k, v in half_7.items() if k not in ("K_IR", "K_MINB", "K_ACC16")} == \
+        {k: v for k, v in fp32_7.items() if k not in ("K_IR", "K_MINB")}
+    fp32_5 = dict(plans.plan_sparse_tensor_cores(st, 5, "fp16").defines)
+    half_5 = dict(plans.plan_sparse_tensor_cores(st, 5, "fp16", half_accumulators=True).defines)
+    assert half_5 == {**fp32_5, "K_ACC16": 1}
+    given = dict(plans.plan_sparse_tensor_cores(st, 7, "fp16", half_accumulators=True, prefetch=1).defines)
+    assert "K_IR" not in given and given["K_MINB"] == 1 and "K_BSTAGES" not in given

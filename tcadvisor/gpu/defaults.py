@@ -46,6 +46,7 @@ ENTRIES = {
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
     "sparse_tensor_cores": "dimensions -> precision -> fused radius -> {knobs}",
+    "sparse_tensor_cores_half_accumulators": "dimensions -> fp16 -> fused radius -> {knobs}",
     "tensor_cores_1d_rows": "kernel (dense, sparse) -> precision -> the fused radius from which a 1D line runs as rows",
 }
 
@@ -69,6 +70,7 @@ class MeasuredDefaults:
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
     sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
+    sptc_half: dict  # (dims, "fp16", fused radius) -> {knob: value} over sptc's, where FP16 accumulators measured best
     line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
     sources: dict  # entry -> tuple of results folders
 
@@ -225,6 +227,9 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
                                    lambda x, where: rd.int_(x, where, 0, 32)),
         sptc=rd.by_fused_radius(v["sparse_tensor_cores"], "sparse_tensor_cores.value",
                                 lambda x, where: rd.knobs(x, where, _SPTC_KNOBS)),
+        sptc_half=rd.by_fused_radius(v["sparse_tensor_cores_half_accumulators"],
+                                     "sparse_tensor_cores_half_accumulators.value",
+                                     lambda x, where: rd.knobs(x, where, _SPTC_KNOBS)),
         line_rows_from=line_rows,
         sources=sources,
     )

@@ -1260,7 +1260,8 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     r·t = 3-4, FP16/BF16 at 2), else off.
     ``half_accumulators`` (FP16 only): FP16 accumulators (K_ACC16), as SPIDER's, two registers per fragment instead
     of four; every MMA's sum is rounded to FP16, so the sweep's error bound is FP16's (never a default: the answer's
-    accuracy is the user's choice).  ``min_blocks``: blocks per SM the compiler must leave registers for
+    accuracy is the user's choice); given alone, the configuration measured best with them where
+    ``sparse_tensor_cores_half_accumulators`` of kernels/defaults.yaml names one.  ``min_blocks``: blocks per SM the compiler must leave registers for
     (``__launch_bounds__``); with no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml where it names one.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
@@ -1284,6 +1285,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
             and (warps, min_blocks) == (4, 1)):
         key = (d, "fp16" if precision == "bf16" else precision, R)
         measured = defaults.measured().sptc.get(key)
+        if measured is not None and half_accumulators and precision == "fp16":
+            # what measured best with FP16 accumulators (sparse_tensor_cores_half_accumulators), over the entry
+            measured = {**measured, **defaults.measured().sptc_half.get(key, {})}
         if measured is not None:  # the whole configuration as scanned (sparse_tensor_cores of kernels/defaults.yaml)
             weights_shared, inner_rows = measured.get("weights_shared"), measured.get("inner_rows")
             x_tiles = measured.get("x_tiles")
