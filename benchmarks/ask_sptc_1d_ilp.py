@@ -30,21 +30,7 @@ PRECISION = {"half": "fp16", "bfloat16": "bf16", "float": "tf32"}
 
 def description(plan) -> str:
     """The part of the kernel's description of itself that :func:`plans.recorded_sparse_tensor_core_plan` reads."""
-    o = plan.options
-    return ("mma.sp (asked, not run), "
-            f"{o['wx'] * o['wi']} warps/block, "
-            + (f"{o['ir']} tiles along x per warp, " if o["ir"] > 1 else "")
-            + f"weights in {'registers' if o['aregs'] else 'shared memory' if o['weights_shared'] else 'L1'}, "
-            f"prefetch {o['prefetch']}, "
-            + (f"L2 prefetch {o['l2_prefetch']} slices ahead, " if o["l2_prefetch"] else "")
-            + (f"{o['stages']} stages in shared memory, " if o["stages"] else "")
-            + (f"the line as rows, {o['row_width']} points per block, " if o["row_width"] else "")
-            + ("compiled for its fields' alignment, " if o["align"] is not None else "")
-            + f"{o['unroll']} slice(s) per trip"
-            + (f", built for r·t {o['window_radius']} (its line padded with zeros)" if plan.halo != o["window_radius"]
-               else "")
-            + (", each lane loading its whole window" if o["whole_windows"] else "")
-            + (", two accumulator chains" if o["two_chains"] else ""))
+    return "mma.sp (asked, not run), " + plans.sparse_plan_text(plan)
 
 
 def main(argv=None) -> int:

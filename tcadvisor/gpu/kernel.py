@@ -119,13 +119,12 @@ class MatrixUnitKernel(BundledKernel):
 
     label: ClassVar[str]  # "Tensor Core" | "Sparse Tensor Core"
     dtypes: ClassVar[dict[str, str]]  # storage type of each precision
-    max_fused_radius: ClassVar[int]
     row_word: ClassVar[str]  # what the kernel calls a row of the fused stencil ("row", "line")
 
     @classmethod
     def fused_radius_limit(cls, dims: int) -> int:
-        """The largest r·t the kernel takes in ``dims`` dimensions (the same everywhere unless a subclass says)."""
-        return cls.max_fused_radius
+        """The largest r·t the kernel takes in ``dims`` dimensions (each kernel's planner says)."""
+        raise NotImplementedError
 
     @classmethod
     def radius_reason(cls, dims: int) -> str:

@@ -940,6 +940,29 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
                              line_rows=bool(m[7]) if stencil.dims == 1 else None)
 
 
+def sparse_plan_text(plan: LaunchPlan) -> str:
+    """The launch part of the Sparse Tensor Core kernel's description of itself, from warps per block to its last
+    knob: what :func:`recorded_sparse_tensor_core_plan` reads back (``_SPTC_TEXT``).  The kernel's
+    :meth:`~tcadvisor.gpu.sparse_tensor_cores.SparseTensorCoreKernel.describe` puts its instruction and α before it
+    and its compiled registers after; scripts that ask the model about a plan not yet run use it alone."""
+    o = plan.options
+    return (f"{o['wx'] * o['wi']} warps/block, "
+            + (f"{o['ir']} {'inner rows' if plan.dims == 3 else 'tiles along x'} per warp, " if o["ir"] > 1 else "")
+            + f"weights in {'registers' if o['aregs'] else 'shared memory' if o['weights_shared'] else 'L1'}, "
+            f"prefetch {o['prefetch']}, "
+            + (f"L2 prefetch {o['l2_prefetch']} slices ahead, " if o["l2_prefetch"] else "")
+            + (f"{o['stages']} stages in shared memory, " if o["stages"] else "")
+            + (f"the line as rows, {plan.row_width} points per block, " if plan.row_width else "")
+            + ("compiled for its fields' alignment, " if o["align"] is not None else "")
+            + f"{o['unroll']} slice(s) per trip"
+            + (f", built for r·t {o['window_radius']} (its line padded with zeros)"
+               if o["window_radius"] != plan.halo else "")
+            + (", each lane loading its whole window" if o["whole_windows"] else "")
+            + (", two accumulator chains" if o["two_chains"] else "")
+            + (f", min {o['min_blocks']} blocks/SM" if o["min_blocks"] > 1 else "")
+            + (", FP16 accumulators" if o["half_accumulators"] else ""))
+
+
 _SPTC_TEXT = re.compile(r"^mma\.sp .*?, (\d+) warps/block, (?:(\d+) (?:inner rows|tiles along x) per warp, )?"
                         r"weights in (registers|L1|shared memory), prefetch (\d+), "
                         r"(?:L2 prefetch (\d+) slices ahead, )?(?:(\d+) stages in shared memory, )?"

@@ -100,7 +100,6 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
     precisions = ("tf32", "fp16", "bf16")
     label = "Sparse Tensor Core"
     dtypes = DTYPE
-    max_fused_radius = fused_radius_limit(2)  # 2D and 3D; 1D: fused_radius_limit(1)
     row_word = "line"
 
     @classmethod
@@ -248,23 +247,7 @@ class SparseTensorCoreKernel(MatrixUnitKernel):
         return (f"mma.sp {self.mma} {self.precision.upper()} (2:4 via strided swap, L = {L}), "
                 f"α = {self.alpha} ({float(self.alpha):.3f}), {self.kc} K-chunk(s) x {self.nonzero_lines} "
                 f"kernel lines, " + ("even and odd taps apart (2 matrices per line), " if self.ka > self.kc else "")
-                + f"{self.wx * self.wi} warps/block, "
-                + (f"{self.inner_rows} {'inner rows' if self.stencil.dims == 3 else 'tiles along x'} per warp, "
-                   if self.inner_rows > 1 else "")
-                + f"weights in {'registers' if self.aregs else 'shared memory' if self.weights_shared else 'L1'}, "
-                f"prefetch {self.prefetch}, "
-                + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
-                + (f"{self.stages} stages in shared memory, " if self.stages else "")
-                + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
-                + ("compiled for its fields' alignment, " if self.plan.options["align"] is not None else "")
-                + f"{self.unroll} slice(s) per trip"
-                + (f", built for r·t {self.R} (its line padded with zeros)"
-                   if self.R != self.stencil.radius * self.fuse else "")
-                + (", each lane loading its whole window" if self.plan.options["whole_windows"] else "")
-                + (", two accumulator chains" if self.plan.options["two_chains"] else "")
-                + (f", min {self.min_blocks} blocks/SM" if self.min_blocks > 1 else "")
-                + (", FP16 accumulators" if self.plan.options["half_accumulators"] else "")
-                + f", {self.kernel.num_regs} registers")
+                + plans.sparse_plan_text(self.plan) + f", {self.kernel.num_regs} registers")
 
 
 KERNEL = SparseTensorCoreKernel

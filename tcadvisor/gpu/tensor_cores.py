@@ -100,7 +100,6 @@ class TensorCoreKernel(MatrixUnitKernel):
     precisions = ("fp64", "tf32", "fp16", "bf16")
     label = "Tensor Core"
     dtypes = DTYPE
-    max_fused_radius = MAX_FUSED_RADIUS
     row_word = "row"
 
     @classmethod
