@@ -767,21 +767,8 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                 for (int h = 0; h < 2; ++h) {
                     // accumulators h (row g) and h + 2 (row g + 8) of segment 2t + h: outputs 2g, 2g + 1
                     const int x = L * (2 * t4 + h) + 2 * g;
-#if K_ACC16
-                    // FP16 accumulators: half h of word 0 (row g) and of word 1 (row g + 8)
-                    const unsigned word = h ? (done[hr][0] >> 16) | (done[hr][1] & 0xFFFF0000u)
-                                            : (done[hr][0] & 0xFFFFu) | (done[hr][1] << 16);
-                    if (vec_stores && Xh + x + 1 < nx) {
-                        *reinterpret_cast<unsigned*>(dst + x) = word;
-                    } else {
-                        if (Xh + x < nx) dst[x] = (real)(word & 0xFFFFu);
-                        if (Xh + x + 1 < nx) dst[x + 1] = (real)(word >> 16);
-                    }
-#else
+#if PREC == 0
                     const float lo = done[hr][h], hi = done[hr][h + 2];
-#endif
-#if K_ACC16
-#elif PREC == 0
                     if (vec_stores && Xh + x + 1 < nx) {
                         *reinterpret_cast<float2*>(dst + x) = make_float2(lo, hi);
                     } else {
@@ -789,7 +776,13 @@ sptc_stream(const real* __restrict__ in, real* __restrict__ out, const uint4* __
                         if (Xh + x + 1 < nx) dst[x + 1] = hi;
                     }
 #else
-                    const unsigned word = pack2(lo, hi);
+#if K_ACC16
+                    // FP16 accumulators, rounded already: half h of word 0 (row g) and of word 1 (row g + 8)
+                    const unsigned word = h ? (done[hr][0] >> 16) | (done[hr][1] & 0xFFFF0000u)
+                                            : (done[hr][0] & 0xFFFFu) | (done[hr][1] << 16);
+#else
+                    const unsigned word = pack2(done[hr][h], done[hr][h + 2]);
+#endif
                     if (vec_stores && Xh + x + 1 < nx) {
                         *reinterpret_cast<unsigned*>(dst + x) = word;
                     } else {
