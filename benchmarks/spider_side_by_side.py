@@ -22,8 +22,8 @@ forms are timed
 (each first checked sweep by sweep against the float64 reference on a small odd grid, then timed on the large
 one, median of repeats), and their throughput is given per SPIDER step: GStencils/s of a fused x 7 kernel
 counts Box-2D1R steps and is divided by 7.  SPIDER accumulates in FP16, the bundled kernels in FP32 by default;
-the 2D sparse rows are also run with FP16 accumulators (``half_accumulators``, SPIDER's numerics), at the kernel's
-defaults otherwise and at the measured best of h100-sxm-2026-11-27/sptc-half-acc/ (four x tiles per warp).
+the 2D sparse rows are also run with FP16 accumulators (``half_accumulators``, SPIDER's numerics; given alone, the
+kernel takes what measured best with them, ``sparse_tensor_cores_half_accumulators`` of kernels/defaults.yaml).
 ``--only 2d`` runs SPIDER's 2D programs and the 2D rows alone.
 
 Writes side-by-side.csv (every run) and summary.md (the medians and the ratios) into --out.
@@ -60,13 +60,11 @@ BUNDLED = [("Box-2D7R", "sparse_tensor_core", "Box-2D1R", 7, "10240x10240", "61x
            ("Box-2D7R", "sparse_tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240"),
            ("Box-2D7R", "tensor_core", "Box-2D1R", 7, "10240x10240", "61x203", "10240x10240"),
            ("Box-2D7R", "tensor_core", "Box-2D7R", 1, "10240x10240", "61x203", "10240x10240")]
-#: The sparse kernel with FP16 accumulators: at its defaults otherwise, and with four x tiles per warp (the measured
-#: best of sptc-half-acc/ at r·t = 7: 1.16-1.18x the FP32 entry there).
-HALF_ACC = ({"half_accumulators": True},
-            {"half_accumulators": True, "x_tiles": 4, "weights_shared": True, "prefetch": 0, "stages": 3,
-             "l2_prefetch": 0, "fixed_alignment": True})
-BUNDLED += [("Box-2D7R", "sparse_tensor_core", name, t, "10240x10240", "61x203", "10240x10240", kn)
-            for kn in HALF_ACC for name, t in (("Box-2D1R", 7), ("Box-2D7R", 1))]
+#: The sparse kernel with FP16 accumulators and the knobs measured best with them (the planner's table: at r·t = 7
+#: four x tiles per warp, 1.16-1.18x the FP32 entry in sptc-half-acc/).  h100-sxm-2026-11-27/spider-half-acc/ was
+#: recorded before that table, with a row at the FP32 entry's other knobs and one naming the four x tiles.
+BUNDLED += [("Box-2D7R", "sparse_tensor_core", name, t, "10240x10240", "61x203", "10240x10240",
+             {"half_accumulators": True}) for name, t in (("Box-2D1R", 7), ("Box-2D7R", 1))]
 BUNDLED += [("Box-1D7R", unit, name, t, grid, "20011", grid) for grid in ("10240000", "134217728")
             for unit, name, t in (("sparse_tensor_core", "Box-1D1R", 7), ("sparse_tensor_core", "Box-1D7R", 1),
                                   ("tensor_core", "Box-1D1R", 7), ("tensor_core", "Box-1D7R", 1),

@@ -1284,8 +1284,9 @@ def plan_sparse_tensor_cores(stencil: Stencil, fuse: int, precision: str, aregs:
     ``half_accumulators`` (FP16 only): FP16 accumulators (K_ACC16), as SPIDER's, two registers per fragment instead
     of four; every MMA's sum is rounded to FP16, so the sweep's error bound is FP16's (never a default: the answer's
     accuracy is the user's choice); given alone, the configuration measured best with them where
-    ``sparse_tensor_cores_half_accumulators`` of kernels/defaults.yaml names one.  ``min_blocks``: blocks per SM the compiler must leave registers for
-    (``__launch_bounds__``); with no knob given, ``sparse_tensor_cores`` of kernels/defaults.yaml where it names one.
+    ``sparse_tensor_cores_half_accumulators`` of kernels/defaults.yaml names one.
+    ``min_blocks``: blocks per SM the compiler must leave registers for (``__launch_bounds__``); with no knob given,
+    ``sparse_tensor_cores`` of kernels/defaults.yaml where it names one.
     """
     from .sparse_operands import SEGMENTS, SHAPES, L, a_chunks, blocks, chunks, fused_radius_limit, radius_reason
 
