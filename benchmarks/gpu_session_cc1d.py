@@ -41,15 +41,54 @@ def check(stencil, dtype, t, options):
     return check_with_control(stencil, "cuda_core", dtype, t, SMALL, options)
 
 
+def target_summary(rows, device, date, bandwidth, repeats) -> str:
+    """Issue 21's target 2 read off a depth scan: per stencil and precision, the fraction of the model's bound at
+    t = 1, and whether the throughput falls with depth before the depth where the model's bound turns from memory
+    to compute (the ceiling it names); every fall of more than 2 % (run-to-run) is listed."""
+    lines = [f"# 1D on CUDA cores at every depth ({device}, {date})", "",
+             f"Written by `benchmarks/gpu_session_cc1d.py --mode target`.  Copy bandwidth measured at the start: "
+             f"{bandwidth / 1e9:.0f} GB/s; compute peaks of hwspecs/h100-sxm-calibrated.yaml.  GStencils/s on 2^27 "
+             f"points, median of {repeats}; every row checked on a {SMALL}-point grid over two sweeps, with its "
+             "negative control.  Target 2: at least 80 % of the bound at t = 1, and throughput that does not fall "
+             "with depth until a ceiling the model names (here: the first depth whose bound is compute).", "",
+             "| stencil | dtype | t = 1 (% of bound) | best (t) | % of bound at best | memory-bound depths | "
+             "falls > 2 % before the compute ceiling | target 2 |", "|---|---|---|---|---|---|---|---|"]
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["stencil"], r["dtype"]), []).append(r)
+    for (name, dtype), rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["fuse"])
+        first = rs[0]
+        best = max(rs, key=lambda r: r["gstencils"])
+        ceiling = next((r["fuse"] for r in rs if r["bound"] == "compute"), None)
+        falls = []
+        for prev, cur in zip(rs, rs[1:]):
+            if ceiling is not None and cur["fuse"] >= ceiling:
+                break
+            if cur["gstencils"] < 0.98 * prev["gstencils"]:
+                falls.append(f"t {prev['fuse']} → {cur['fuse']}: {prev['gstencils']:.0f} → {cur['gstencils']:.0f}")
+        frac1 = first["fraction_of_bound"] or 0
+        met = first["fuse"] == 1 and frac1 >= 0.8 and not falls
+        mem = [r["fuse"] for r in rs if r["bound"] == "memory"]
+        span = f"{min(mem)}-{max(mem)}" if mem else "none"
+        lines.append(f"| {name} | {dtype} | {first['gstencils']:.0f} ({100 * frac1:.0f} %) | {best['gstencils']:.0f} "
+                     f"({best['fuse']}) | {100 * (best['fraction_of_bound'] or 0):.0f} % | {span} | "
+                     f"{'; '.join(falls) or 'none'} | {'met' if met else 'not met'} |")
+    lines += ["", f"Configurations: {len(rows)}; checks failed: {sum(1 for r in rows if not r['correct'])}; negative "
+              f"controls not caught: {sum(1 for r in rows if not r['control_caught'])}."]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=420)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--sweeps", type=int, default=4)
-    ap.add_argument("--mode", choices=("depths", "stage"), default="depths",
+    ap.add_argument("--mode", choices=("depths", "stage", "target"), default="depths",
                     help="depths: the depth scans beside the streaming kernel, a knob scan and CuPy (default); "
-                         "stage: staged against direct global access over points per thread, threads and depth")
+                         "stage: staged against direct global access over points per thread, threads and depth; "
+                         "target: the tile kernel alone at every depth in every precision (issue 21, target 2)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -57,8 +96,10 @@ def main() -> int:
     from tcadvisor.gpu.runner import DATA_RANGE, default_weights, model_bound, run
     from tcadvisor.gpu.numerics import to_storage
 
-    cp, device, bandwidth, spec_path, spec, date = start_session(
-        args.out, os.path.join(ROOT, "hwspecs", "h100-sxm-measured.yaml"))
+    # The target's scan needs FP16/BF16 bounds: the calibrated spec has the CUDA cores' 16-bit rates, the measured
+    # one (the earlier scans' ceilings) does not.
+    base = "h100-sxm-calibrated.yaml" if args.mode == "target" else "h100-sxm-measured.yaml"
+    cp, device, bandwidth, spec_path, spec, date = start_session(args.out, os.path.join(ROOT, "hwspecs", base))
     rows: list[dict] = []
     start = time.time()
 
@@ -117,6 +158,23 @@ def main() -> int:
             f.write(text)
         print(text)
         return 0
+    if args.mode == "target":
+        for name, dtypes in (("Box-1D2R", ("double", "float", "half", "bfloat16")),
+                             ("Box-1D1R", ("double", "float", "half")), ("Box-1D3R", ("double", "float", "half")),
+                             ("Box-1D4R", ("double", "float", "half"))):
+            st = parse_stencil(name)
+            for dtype in dtypes:
+                for t in range(1, 16 // st.radius + 1):
+                    if time.time() - start > args.budget_s:
+                        print(f"budget: stop before {name} {dtype} t={t}", flush=True)
+                        break
+                    measure(st, dtype, t, "tile", {})
+        flush()
+        text = target_summary(rows, device, date, bandwidth, args.repeats)
+        with open(os.path.join(args.out, "summary.md"), "w") as f:
+            f.write(text)
+        print(text)
+        return 0 if all(r["correct"] and r["control_caught"] for r in rows) else 1
     # 1. Depth scans, new beside old.
     for name in ("Box-1D2R", "Box-1D1R", "Box-1D3R"):
         st = parse_stencil(name)

@@ -1019,6 +1019,103 @@ def variants_sptc3d_fp16_r2():
             for name, t in (("Box-3D1R", 2), ("Star-3D1R", 2), ("Box-3D2R", 1)) for kn in kns]
 
 
+def _tc_default_knobs(name, dtype, t):
+    """The knobs that rebuild the dense kernel's default plan of ``name`` x ``t`` (its measured entry or rules) when
+    given explicitly, so that a scan can change one of them and keep the others."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.gpu.tensor_cores import SHAPES
+    from tcadvisor.mma import MmaShape
+    from tcadvisor.transforms import least_padding_shape
+
+    st = parse_stencil(name)
+    prec = {"double": "fp64", "float": "tf32", "half": "fp16", "bfloat16": "bf16"}[dtype]
+    shape = least_padding_shape("rowband", st.fused_mask(t), tuple(MmaShape.parse(s) for s in SHAPES[prec]))
+    plan = plans.plan_tensor_cores(st, t, prec, shape)
+    o = plan.options
+    knobs = {"bregs": o["bregs"], "weights_shared": o["weights_shared"], "prefetch": o["prefetch"],
+             "warps": o["wx"] * o["wi"], "l2_prefetch": o["l2_prefetch"], "min_blocks": o["min_blocks"]}
+    if o["weights_shared"]:
+        knobs.pop("bregs")
+        knobs["shared_words"] = o["shared_words"]
+    if o["ir"] > 1:
+        knobs["inner_rows" if st.dims == 3 else "x_tiles"] = o["ir"]
+    again = plans.plan_tensor_cores(st, t, prec, shape, **knobs)
+    assert again.defines == plan.defines, (name, dtype, t, knobs)
+    return knobs
+
+
+def variants_tc_ring():
+    """The dense kernel's slices ahead in a ring of register sets (``ring``, K_RING) where it is memory-bound below
+    the copy bandwidth: 16-bit and TF32 at shallow fusion in 1D, 2D and 3D (Nsight Compute, shallow-ncu: DRAM 56-69 %
+    busy in FP16 at t = 1).  Each configuration's default, then its default knobs with 2 slices ahead moved along (as
+    before), and 2, 3 and 4 slices ahead in a ring; 1D on 2^27 points, 2D on 10240^2, 3D on 512^3."""
+    grids = {1: "134217728", 2: "10240x10240", 3: "512x512x512"}
+    configs = [("Box-2D1R", "half", 1), ("Box-2D1R", "half", 2), ("Box-2D1R", "half", 3), ("Box-2D1R", "half", 4),
+               ("Box-2D2R", "half", 1), ("Box-2D3R", "half", 1), ("Box-2D1R", "float", 1), ("Box-2D1R", "float", 2),
+               ("Box-1D1R", "half", 1), ("Box-1D1R", "half", 3), ("Box-1D2R", "half", 1), ("Box-1D3R", "half", 2),
+               ("Box-1D1R", "float", 1), ("Box-3D1R", "half", 1), ("Star-3D1R", "half", 1), ("Box-3D1R", "float", 1)]
+    out = []
+    for name, dtype, t in configs:
+        base = _tc_default_knobs(name, dtype, t)
+        grid = grids[parse_stencil(name).dims]
+        for kn in ({}, dict(base, prefetch=2), dict(base, prefetch=2, ring=True), dict(base, prefetch=3, ring=True),
+                   dict(base, prefetch=4, ring=True)):
+            out.append((name, dtype, grid, "tensor_core", t, None, kn))
+    return out
+
+
+def variants_tc16_width():
+    """What the ring (tc-ring) did not explain: why the dense kernel reads DRAM below the copy bandwidth at shallow
+    fusion in 16 bits.  Wider work per warp and per block at the same slices ahead: 2 or 4 x tiles per warp and 2 or 8
+    warps per block in 2D (FP16 and TF32), 2 to 16 warps (a block's row of 256 to 2048 points) and the line as one
+    row in 1D, 1 or 2 inner rows and 2 or 8 warps in 3D; each beside its default in the same run."""
+    grids = {1: "134217728", 2: "10240x10240", 3: "512x512x512"}
+    out = []
+
+    def add(name, dtype, t, changes):
+        base = _tc_default_knobs(name, dtype, t)
+        for ch in changes:
+            out.append((name, dtype, grids[parse_stencil(name).dims], "tensor_core", t, None,
+                        dict(base, **ch) if ch else {}))
+
+    wide2d = [{}, {"x_tiles": 2}, {"x_tiles": 4}, {"warps": 2}, {"warps": 8}, {"x_tiles": 4, "warps": 2},
+              {"x_tiles": 2, "warps": 8}]
+    for name, t in (("Box-2D1R", 1), ("Box-2D1R", 2), ("Box-2D2R", 1), ("Star-2D1R", 1)):
+        add(name, "half", t, wide2d)
+    add("Box-2D1R", "float", 1, [{}, {"x_tiles": 2}, {"x_tiles": 4}])
+    for name in ("Box-1D1R", "Box-1D2R"):
+        out.append((name, "half", grids[1], "tensor_core", 1, None, {}))
+        for w in (2, 8, 16):
+            out.append((name, "half", grids[1], "tensor_core", 1, None, {"warps": w, "line_rows": True}))
+        out.append((name, "half", grids[1], "tensor_core", 1, None, {"line_rows": False}))
+    add("Box-3D1R", "half", 1, [{}, {"inner_rows": 2}, {"inner_rows": 1}, {"warps": 8}, {"warps": 2}])
+    return out
+
+
+def variants_tc_xt_shallow():
+    """x tiles at the fused radii the tc-xt scan left out (R = 1 and 2 in 2D), after tc16-width measured four x tiles
+    1.09-1.13x at Box-2D1R FP16 t = 1-2 (the refined model, asked first: 1.14x and 1.13x): every 2D precision at
+    R = 1 and 2 on Box and Star stencils, 2 or 4 x tiles beside the default, in FP16 also with the L2 prefetch or two
+    slices ahead; R = 3 in FP16 with four tiles beside its entry's two."""
+    out = []
+
+    def add(name, dtype, t, changes):
+        base = _tc_default_knobs(name, dtype, t)
+        for ch in changes:
+            out.append((name, dtype, "10240x10240", "tensor_core", t, None, dict(base, **ch) if ch else {}))
+
+    for name, t in (("Box-2D1R", 1), ("Star-2D1R", 1), ("Box-2D1R", 2), ("Box-2D2R", 1), ("Star-2D1R", 2)):
+        add(name, "half", t, [{}, {"x_tiles": 2}, {"x_tiles": 4}, {"x_tiles": 4, "l2_prefetch": 1},
+                              {"x_tiles": 4, "l2_prefetch": 2}, {"x_tiles": 4, "prefetch": 2}])
+        add(name, "float", t, [{}, {"x_tiles": 2}, {"x_tiles": 4}, {"x_tiles": 4, "l2_prefetch": 0}])
+    for t in (1, 2):
+        add("Box-2D1R", "bfloat16", t, [{}, {"x_tiles": 4}])
+        add("Box-2D1R", "double", t, [{}, {"x_tiles": 2}, {"x_tiles": 4}])
+    for name, t in (("Box-2D1R", 3), ("Box-2D3R", 1)):
+        add(name, "half", t, [{}, {"x_tiles": 4}])
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1047,6 +1144,9 @@ SCANS = {
     "sptc-occupancy": lambda args: variants_sptc_occupancy(),
     "sptc-half-acc": lambda args: variants_sptc_half_acc(),
     "sptc3d-fp16-r2": lambda args: variants_sptc3d_fp16_r2(),
+    "tc-ring": lambda args: variants_tc_ring(),
+    "tc16-width": lambda args: variants_tc16_width(),
+    "tc-xt-shallow": lambda args: variants_tc_xt_shallow(),
 }
 
 

@@ -1,0 +1,87 @@
+"""What the refined model said, before the scans, of the dense kernel at shallow fusion in 16 bits and TF32: slices
+ahead moved along (``prefetch``), the same slices in a ring of register sets (``ring``: the knob the tc-ring scan
+measured, taken back since for no gain; docs/kernels.md), and 2 or 4 x tiles per warp (``x_tiles``), each beside the configuration's
+default, with the fitted constants of a given refined-terms.yaml (those shipped when it was asked).
+
+For the configurations of ``tune_gpu_kernels.py --only tc-ring``, ``tc16-width`` and ``tc-xt-shallow``: the refined
+GStencils/s the advisor reports for the dense kernel with the knobs given, beside what the scans measured.
+
+    python benchmarks/ask_tc_shallow.py --constants models/fitted/refined-terms.yaml \\
+        --measured DIR/tuning.csv [--measured ...] [--out FILE.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tcadvisor import model, refinement  # noqa: E402
+from tcadvisor.advisor import advise  # noqa: E402
+from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
+
+#: knobs the planner of this commit takes (``ring`` was taken back after tc-ring measured no gain)
+PLANNER_KNOBS = {"bregs", "weights_shared", "shared_words", "prefetch", "warps", "l2_prefetch", "min_blocks",
+                 "x_tiles", "inner_rows", "line_rows", "ring"}
+
+
+def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | None:
+    """The advisor's refined GStencils/s of the dense kernel at depth ``t`` with ``knobs`` (none: its default)."""
+    real = refinement.recorded_plan
+
+    def with_knobs(ctx, description):
+        if ctx.unit != "tensor_core" or not knobs:
+            return real(ctx, description)
+        return plans.plan_tensor_cores(ctx.stencil, ctx.fuse, ctx.precision, ctx.mma, **knobs)
+
+    refinement.recorded_plan = with_knobs
+    refinement._DERIVED.clear()
+    try:
+        adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
+        return next((o.gstencils for o in adv.options if o.available and o.unit == "tensor_core"), None)
+    finally:
+        refinement.recorded_plan = real
+        refinement._DERIVED.clear()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--constants", required=True, help="a refined-terms.yaml whose constants to ask with")
+    ap.add_argument("--measured", action="append", required=True, help="a scan's tuning.csv (repeatable)")
+    ap.add_argument("--gpu", default="h100-calibrated")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    fitted = yaml.safe_load(open(args.constants))
+    values = {sym: float(fitted["constants"][sym.name]["value"]) for sym in model.FITTED}
+    rows = []
+    with refinement.using_constants(values):
+        for path in args.measured:
+            runs = list(csv.DictReader(open(path, newline="")))
+            base = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in runs if r["options"] == "{}"}
+            for r in runs:
+                knobs = ast.literal_eval(r["options"])
+                if r["unit"] != "tensor_core" or not set(knobs) <= PLANNER_KNOBS:
+                    continue
+                t = int(r["fuse"])
+                pred, pred0 = refined(r["stencil"], r["dtype"], t, args.gpu, knobs), refined(r["stencil"], r["dtype"], t, args.gpu, {})
+                meas0 = base[(r["stencil"], r["dtype"], r["fuse"])]
+                rows.append({"scan": Path(path).parent.name, "stencil": r["stencil"], "dtype": r["dtype"], "fuse": t,
+                             "knobs": r["options"], "predicted": round(pred, 1), "predicted_gain": round(pred / pred0, 3),
+                             "measured": round(float(r["gstencils"]), 1),
+                             "measured_gain": round(float(r["gstencils"]) / meas0, 3)})
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
