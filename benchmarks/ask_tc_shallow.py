@@ -1,6 +1,6 @@
 """What the refined model said, before the scans, of the dense kernel at shallow fusion in 16 bits and TF32: slices
 ahead moved along (``prefetch``), the same slices in a ring of register sets (``ring``: the knob the tc-ring scan
-measured, taken back since for no gain; docs/kernels.md), and 2 or 4 x tiles per warp (``x_tiles``), each beside the configuration's
+measured at commit a2d9a64, taken back since for no gain; docs/kernels.md), and 2 or 4 x tiles per warp (``x_tiles``), each beside the configuration's
 default, with the fitted constants of a given refined-terms.yaml (those shipped when it was asked).
 
 For the configurations of ``tune_gpu_kernels.py --only tc-ring``, ``tc16-width`` and ``tc-xt-shallow``: the refined
@@ -27,9 +27,10 @@ from tcadvisor.advisor import advise  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 from tcadvisor.hardware import find_spec  # noqa: E402
 
-#: knobs the planner of this commit takes (``ring`` was taken back after tc-ring measured no gain)
+#: knobs the planner takes (``ring``, the knob of the tc-ring scan, was taken back after it measured no gain: its
+#: rows are answered only at commit a2d9a64, where ask-model.csv was written)
 PLANNER_KNOBS = {"bregs", "weights_shared", "shared_words", "prefetch", "warps", "l2_prefetch", "min_blocks",
-                 "x_tiles", "inner_rows", "line_rows", "ring"}
+                 "x_tiles", "inner_rows", "line_rows"}
 
 
 def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | None:

@@ -1044,31 +1044,13 @@ def _tc_default_knobs(name, dtype, t):
     return knobs
 
 
-def variants_tc_ring():
-    """The dense kernel's slices ahead in a ring of register sets (``ring``, K_RING) where it is memory-bound below
-    the copy bandwidth: 16-bit and TF32 at shallow fusion in 1D, 2D and 3D (Nsight Compute, shallow-ncu: DRAM 56-69 %
-    busy in FP16 at t = 1).  Each configuration's default, then its default knobs with 2 slices ahead moved along (as
-    before), and 2, 3 and 4 slices ahead in a ring; 1D on 2^27 points, 2D on 10240^2, 3D on 512^3."""
-    grids = {1: "134217728", 2: "10240x10240", 3: "512x512x512"}
-    configs = [("Box-2D1R", "half", 1), ("Box-2D1R", "half", 2), ("Box-2D1R", "half", 3), ("Box-2D1R", "half", 4),
-               ("Box-2D2R", "half", 1), ("Box-2D3R", "half", 1), ("Box-2D1R", "float", 1), ("Box-2D1R", "float", 2),
-               ("Box-1D1R", "half", 1), ("Box-1D1R", "half", 3), ("Box-1D2R", "half", 1), ("Box-1D3R", "half", 2),
-               ("Box-1D1R", "float", 1), ("Box-3D1R", "half", 1), ("Star-3D1R", "half", 1), ("Box-3D1R", "float", 1)]
-    out = []
-    for name, dtype, t in configs:
-        base = _tc_default_knobs(name, dtype, t)
-        grid = grids[parse_stencil(name).dims]
-        for kn in ({}, dict(base, prefetch=2), dict(base, prefetch=2, ring=True), dict(base, prefetch=3, ring=True),
-                   dict(base, prefetch=4, ring=True)):
-            out.append((name, dtype, grid, "tensor_core", t, None, kn))
-    return out
-
-
 def variants_tc16_width():
-    """What the ring (tc-ring) did not explain: why the dense kernel reads DRAM below the copy bandwidth at shallow
-    fusion in 16 bits.  Wider work per warp and per block at the same slices ahead: 2 or 4 x tiles per warp and 2 or 8
-    warps per block in 2D (FP16 and TF32), 2 to 16 warps (a block's row of 256 to 2048 points) and the line as one
-    row in 1D, 1 or 2 inner rows and 2 or 8 warps in 3D; each beside its default in the same run."""
+    """What the ring did not explain (tc-ring, run at commit a2d9a64, where the dense kernel had the knob ``ring``:
+    the slices ahead in a ring of register sets instead of moved along; it gained nothing and was taken back): why the
+    dense kernel reads DRAM below the copy bandwidth at shallow fusion in 16 bits.  Wider work per warp and per block
+    at the same slices ahead: 2 or 4 x tiles per warp and 2 or 8 warps per block in 2D (FP16 and TF32), 2 to 16 warps
+    (a block's row of 256 to 2048 points) and the line as one row in 1D, 1 or 2 inner rows and 2 or 8 warps in 3D;
+    each beside its default in the same run."""
     grids = {1: "134217728", 2: "10240x10240", 3: "512x512x512"}
     out = []
 
@@ -1144,7 +1126,6 @@ SCANS = {
     "sptc-occupancy": lambda args: variants_sptc_occupancy(),
     "sptc-half-acc": lambda args: variants_sptc_half_acc(),
     "sptc3d-fp16-r2": lambda args: variants_sptc3d_fp16_r2(),
-    "tc-ring": lambda args: variants_tc_ring(),
     "tc16-width": lambda args: variants_tc16_width(),
     "tc-xt-shallow": lambda args: variants_tc_xt_shallow(),
 }

@@ -28,8 +28,7 @@
 // per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
 // tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1), K_IR (optional; 3D: adjacent inner
-// output rows one warp computes, 1, 2 or 4; default 1), K_RING (optional; 1: the K_PF slices ahead in a ring of
-// register sets, below; 0 or absent: moved along at every slice).
+// output rows one warp computes, 1, 2 or 4; default 1).
 //
 // Why K_XT (2 or 4): at deep fusion the weight fragments read from shared memory before each MMA bind the
 // kernel (Nsight Compute, Box-2D1R FP16 t = 7: L1 87 %, shared-memory wavefronts 77 %, tensor pipe 43 %;
@@ -40,13 +39,6 @@
 // I + IR - 1 + RI, each weight fragment (p, a) multiplies input row a + h for output row I + h.  Where some of
 // those rows are past the grid, the input rows past the ghost layer are clamped to the last one (``last``) and
 // the results not stored.
-//
-// Why K_RING: the slices loaded ahead into registers are moved one place along at every slice, and a move waits
-// for its load, so with K_PF = 2 or more a warp waits at every slice for a load it issued one slice earlier: one slice
-// in flight, whatever K_PF says.  At shallow fusion in 16 bits (a slice of 128 columns is 256 bytes), that leaves
-// the DRAM 56-69 % busy (Nsight Compute, Box-1D1R, Box-2D1R and Box-3D1R FP16 at t = 1:
-// validation/results/h100-sxm-2026-11-27/shallow-ncu).  In a ring nothing moves: the streaming loop is unrolled
-// K_PF + 1 times, slice j is multiplied in the register set its load wrote, and K_PF loads are in flight.
 //
 // Why K_L2PF (kernels/l2_prefetch.cuh): at shallow fusion the kernel is memory-bound, and
 // the PF slices of A fragments a warp holds ahead in registers (12 warps per SM at t = 3)
@@ -93,13 +85,6 @@
 #define K_L2PF 0
 #endif
 #define L2PF K_L2PF
-#ifndef K_RING
-#define K_RING 0
-#endif
-#define RING K_RING
-#if RING && PF < 1
-#error "K_RING holds the slices loaded ahead: K_PF must be at least 1"
-#endif
 #ifndef K_XT
 #define K_XT 1
 #endif
@@ -520,11 +505,33 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     for (int p = 0; p < L2PF; ++p)
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
-    // One slice: every kernel row applied to its A fragments AF_ (the slice's input rows), the finished output
-    // row stored.  A lambda so that the ring below (K_RING) and the moving window share one text; every call is
-    // inlined with AF_ a compile-time array of registers.
-    auto slice = [&](const int j, const areg (&AF_)[XT][NROWS_IN][KCH][NA]) {
-#define af AF_
+#if PF > 0
+    areg an[PF][XT][NROWS_IN][KCH][NA];  // the next PF slices, in flight while this one is multiplied
+#pragma unroll
+    for (int p = 0; p < PF; ++p)
+        if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
+#endif
+    for (int j = S0 - RS; j < S1 + RS; ++j) {
+#if L2PF > 0
+        if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
+#endif
+#if PF > 0
+#pragma unroll
+        for (int h = 0; h < XT; ++h)
+#pragma unroll
+            for (int a = 0; a < NROWS_IN; ++a)
+#pragma unroll
+                for (int c = 0; c < KCH; ++c)
+#pragma unroll
+                    for (int e = 0; e < NA; ++e) {
+                        af[h][a][c][e] = an[0][h][a][c][e];
+#pragma unroll
+                        for (int p = 0; p + 1 < PF; ++p) an[p][h][a][c][e] = an[p + 1][h][a][c][e];
+                    }
+        if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
+#else
+        LOAD_A(j, af);
+#endif
         creg done[NLINES][NC];
 #pragma unroll
         for (int h = 0; h < NLINES; ++h)
@@ -590,57 +597,5 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
                 }
             }
         }
-#undef af
-    };
-#if PF > 0 && RING
-    // K_RING: the PF slices ahead live in a ring of PF + 1 register sets, the loop unrolled PF + 1 times so that
-    // every slot is a compile-time register set.  Nothing is moved: slice j is read where its load put it, and a
-    // load in flight waits for no other.
-    areg ring[PF + 1][XT][NROWS_IN][KCH][NA];
-#pragma unroll
-    for (int p = 0; p < PF; ++p)
-        if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, ring[p]);
-    for (int j0 = S0 - RS; j0 < S1 + RS; j0 += PF + 1) {
-#pragma unroll
-        for (int u = 0; u <= PF; ++u) {
-            const int j = j0 + u;  // slice j sits in slot u: (j - (S0 - RS)) % (PF + 1) == u
-            if (j >= S1 + RS) break;
-#if L2PF > 0
-            if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
-#endif
-            if (j + PF < S1 + RS) LOAD_A(j + PF, ring[(u + PF) % (PF + 1)]);
-            slice(j, ring[u]);
-        }
     }
-#else
-#if PF > 0
-    areg an[PF][XT][NROWS_IN][KCH][NA];  // the next PF slices, in flight while this one is multiplied
-#pragma unroll
-    for (int p = 0; p < PF; ++p)
-        if (S0 - RS + p < S1 + RS) LOAD_A(S0 - RS + p, an[p]);
-#endif
-    for (int j = S0 - RS; j < S1 + RS; ++j) {
-#if L2PF > 0
-        if (j + L2PF < S1 + RS) L2_ROWS(j + L2PF);
-#endif
-#if PF > 0
-#pragma unroll
-        for (int h = 0; h < XT; ++h)
-#pragma unroll
-            for (int a = 0; a < NROWS_IN; ++a)
-#pragma unroll
-                for (int c = 0; c < KCH; ++c)
-#pragma unroll
-                    for (int e = 0; e < NA; ++e) {
-                        af[h][a][c][e] = an[0][h][a][c][e];
-#pragma unroll
-                        for (int p = 0; p + 1 < PF; ++p) an[p][h][a][c][e] = an[p + 1][h][a][c][e];
-                    }
-        if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
-#else
-        LOAD_A(j, af);
-#endif
-        slice(j, af);
-    }
-#endif  // RING
 }

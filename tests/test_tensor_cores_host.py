@@ -145,14 +145,6 @@ KNOBS = [
     ("tensor_core", Stencil.star(3, 2), 1, "bfloat16", {"inner_rows": 2, "weights_shared": True,
                                                        "shared_words": True}),
     ("tensor_core", Stencil.box(3, 1), 3, "half", {"inner_rows": 4, "weights_shared": True, "prefetch": 0}),
-    # Dense, the slices ahead in a ring of register sets (K_RING): the streaming loop unrolled prefetch + 1 times,
-    # each chunk's slices (13 rows cut into several chunks) ending at any slot of the ring.
-    ("tensor_core", Stencil.box(2, 1), 1, "half", {"ring": True, "prefetch": 2}),
-    ("tensor_core", Stencil.box(2, 1), 2, "half", {"ring": True, "prefetch": 3, "x_tiles": 2}),
-    ("tensor_core", Stencil.star(2, 1), 1, "float", {"ring": True, "prefetch": 4, "l2_prefetch": 2}),
-    ("tensor_core", Stencil.box(2, 1), 1, "double", {"ring": True, "prefetch": 1}),
-    ("tensor_core", Stencil.box(3, 1), 1, "bfloat16", {"ring": True, "prefetch": 2, "inner_rows": 4}),
-    ("tensor_core", Stencil.box(3, 1), 2, "half", {"ring": True, "prefetch": 3, "weights_shared": True}),
 ]
 
 
@@ -234,10 +226,7 @@ def _compile_broken(kernel, source_file: str, function: str, right: str, wrong: 
      "LOAD_A1(j_, dst_[x_], x_ * TILE_X)", "LOAD_A1(j_, dst_[x_], x_ * (TILE_X - 8))"),
     # every inner row multiplying the first row's inputs
     (Stencil.box(3, 1), (6, 5, 100), {"inner_rows": 2}, "af[x_][a_ + r_][c_]", "af[x_][a_][c_]"),
-    # the ring's slice loaded into the slot being multiplied instead of the one multiplied last
-    (Stencil.box(2, 1), (1, 13, 150), {"ring": True, "prefetch": 2},
-     "LOAD_A(j + PF, ring[(u + PF) % (PF + 1)]);", "LOAD_A(j + PF, ring[u]);"),
-], ids=["x tile step", "inner row offset", "ring slot"])
+], ids=["x tile step", "inner row offset"])
 def test_a_wrong_line_offset_is_caught(host_tc, stencil, shape3, knobs, right, wrong):
     """The dense kernel compiled with one line's input offset broken: the check fails (the offsets of every line,
     not only the first, are what the host test verifies)."""

@@ -25,7 +25,7 @@ _CC_PRECISIONS = ("fp64", "fp32")
 _SHAPES = ("box", "star")
 #: The knobs a dense Tensor Core entry may name, and what each must be.
 _TC_KNOBS = {"weights_shared": bool, "shared_words": bool, "prefetch": int, "l2_prefetch": int, "warps": int,
-             "x_tiles": int, "inner_rows": int, "ring": bool}
+             "x_tiles": int, "inner_rows": int}
 #: The knobs a Sparse Tensor Core entry may name, and what each must be.
 _SPTC_KNOBS = {"weights_shared": bool, "inner_rows": int, "x_tiles": int, "prefetch": int, "l2_prefetch": int,
                "stages": int, "fixed_alignment": bool, "whole_windows": bool, "min_blocks": int}

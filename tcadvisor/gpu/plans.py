@@ -64,9 +64,6 @@ MASK_BITS = 128
 B_SMEM_LIMIT = 99 * 1024
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
 A_PREFETCH_LIMIT = 24
-#: Dense Tensor Core kernel: the most slices its knob ``prefetch`` loads ahead into registers (each a set of A
-#: fragments; with ``ring`` the streaming loop is unrolled prefetch + 1 times).
-MAX_TC_PREFETCH = 4
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
 #: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules.
@@ -919,8 +916,8 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
 
 _TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) (?:tiles along x|inner rows) per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
-                      r"prefetch (\d+)( as a ring)?, (?:L2 prefetch (\d+) slices ahead, )?"
-                      r"(?:the line as rows, (\d+) points per block, )?min (\d+) blocks/SM")
+                      r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?(?:the line as rows, (\d+) points per block, )?"
+                      r"min (\d+) blocks/SM")
 
 
 def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -935,12 +932,12 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
         raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
     where = m[4]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
-                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[9]), rowmask=rowmask,
-                             l2_prefetch=int(m[7] or 0), weights_shared=where.startswith("shared memory"),
+                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[8]), rowmask=rowmask,
+                             l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
                              shared_words=where == "shared memory",
                              x_tiles=int(m[3] or 1) if stencil.dims != 3 else None,
                              inner_rows=int(m[3] or 1) if stencil.dims == 3 else None,
-                             line_rows=bool(m[8]) if stencil.dims == 1 else None, ring=bool(m[6]))
+                             line_rows=bool(m[7]) if stencil.dims == 1 else None)
 
 
 def sparse_plan_text(plan: LaunchPlan) -> str:
@@ -1122,7 +1119,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       rowmask: int | None = None, l2_prefetch: int | None = None,
                       weights_shared: bool | None = None, shared_words: bool = False,
                       x_tiles: int | None = None, inner_rows: int | None = None,
-                      line_rows: bool | None = None, ring: bool | None = None) -> LaunchPlan:
+                      line_rows: bool | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -1143,9 +1140,6 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`block_row_points`), so that a warp
     streams many tiles with the next one in flight instead of computing one and exiting; None: the measured
     default, whichever other knobs are given (it is a layout of the launch, not of the compiled code).
-    ``ring``: the ``prefetch`` slices ahead held in a ring of register sets (K_RING, the streaming loop unrolled
-    prefetch + 1 times) instead of moved one place along at every slice, where each move waits for its load: with a
-    ring, ``prefetch`` loads are in flight (kernels/tensor_cores.cu, "Why K_RING").  Needs ``prefetch`` >= 1.
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
@@ -1171,7 +1165,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
     if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles,
-                               inner_rows, ring)):
+                               inner_rows)):
         entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
@@ -1182,7 +1176,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
-        x_tiles, inner_rows, ring = chosen.get("x_tiles"), chosen.get("inner_rows"), chosen.get("ring")
+        x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
     lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel")
     xt, ir = (lines, 1) if d != 3 else (1, lines)
     warps = 4 if warps is None else int(warps)
@@ -1193,12 +1187,6 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     bregs = (b_regs <= B_REG_LIMIT and not weights_shared) if bregs is None else bool(bregs)
     a_regs = (ni + ir - 1) * kch * na
     prefetch = (1 if a_regs <= A_PREFETCH_LIMIT else 0) if prefetch is None else int(prefetch)
-    if isinstance(prefetch, bool) or not 0 <= prefetch <= MAX_TC_PREFETCH:
-        raise TcAdvisorError(f"prefetch = {prefetch}: the dense Tensor Core kernel loads 0 to {MAX_TC_PREFETCH} "
-                             "slices ahead")
-    ring = bool(ring)
-    if ring and prefetch < 1:
-        raise TcAdvisorError("ring holds the slices loaded ahead: it needs prefetch 1 or more, not 0")
     l2_prefetch = _l2_prefetch_slices(l2_prefetch, "Tensor Core")
     wx, wi = (1, warps) if d == 3 else (warps, 1)
     words = _WORDS[precision] if precision == "fp64" else 1
@@ -1223,8 +1211,6 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_XT", xt),)
     if ir > 1:
         defines += (("K_IR", ir),)
-    if ring:  # without it the kernel compiles as before (the slices ahead moved along)
-        defines += (("K_RING", 1),)
     # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
     # scan measured 0-7 % faster there (validation/results/h100-sxm-2026-11-26/tc-vectors).
     shared_words = bool(weights_shared and (shared_words or nb == 1))
@@ -1240,7 +1226,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
-                               "shared_words": shared_words, "ir": xt * ir, "row_width": width, "ring": ring})
+                               "shared_words": shared_words, "ir": xt * ir, "row_width": width})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

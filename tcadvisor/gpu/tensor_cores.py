@@ -119,8 +119,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False,
-                 x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None,
-                 ring: bool | None = None):
+                 x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -151,7 +150,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
                                             l2_prefetch=l2_prefetch, weights_shared=weights_shared,
                                             shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows,
-                                            line_rows=line_rows, ring=ring)
+                                            line_rows=line_rows)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -250,7 +249,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                 + (f"{self.lines} {'inner rows' if self.stencil.dims == 3 else 'tiles along x'} per warp, "
                    if self.lines > 1 else "")
                 + f"weights in {'registers' if self.bregs else self._shared_text() if self.weights_shared else 'L1'}, "
-                f"prefetch {self.prefetch}{' as a ring' if self.plan.options['ring'] else ''}, "
+                f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
                 + f"min {self.min_blocks} blocks/SM, "
