@@ -7,7 +7,7 @@ For the configurations of ``tune_gpu_kernels.py --only tc-ring``, ``tc16-width``
 GStencils/s the advisor reports for the dense kernel with the knobs given, beside what the scans measured.
 
     python benchmarks/ask_tc_shallow.py --constants models/fitted/refined-terms.yaml \\
-        --measured DIR/tuning.csv [--measured ...] [--out FILE.csv]
+        --measured DIR/tuning.csv [--measured ...] [--before-1d-x-tiles] [--out FILE.csv]
 """
 from __future__ import annotations
 
@@ -57,8 +57,17 @@ def main(argv=None) -> int:
     ap.add_argument("--constants", required=True, help="a refined-terms.yaml whose constants to ask with")
     ap.add_argument("--measured", action="append", required=True, help="a scan's tuning.csv (repeatable)")
     ap.add_argument("--gpu", default="h100-calibrated")
+    ap.add_argument("--before-1d-x-tiles", action="store_true",
+                    help="answer with the defaults of before tensor_cores_1d_x_tiles (the scans' own defaults)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    if args.before_1d_x_tiles:
+        import dataclasses
+
+        from tcadvisor.gpu import defaults
+
+        before = dataclasses.replace(defaults.measured(), tc_1d_x_tiles={})
+        defaults.measured = lambda: before
     fitted = yaml.safe_load(open(args.constants))
     values = {sym: float(fitted["constants"][sym.name]["value"]) for sym in model.FITTED}
     rows = []

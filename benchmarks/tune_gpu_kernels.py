@@ -1098,6 +1098,40 @@ def variants_tc_xt_shallow():
     return out
 
 
+def variants_tc_xt_1d():
+    """x tiles in 1D (the dense kernel's K_XT, allowed in 1D since this scan): a warp's 2 or 4 adjacent tiles of a
+    row, with and without the L2 prefetch of 2 slices, beside each configuration's default (its rules: the line as
+    rows from the radius tensor_cores_1d_rows names), on 2^27 points.  Fused radii R = 1-4, 6, 8, 12, 16, 24 and 32
+    in FP16, TF32 and FP64, each on Box-1D1R x R and where R allows on Box-1D2R x R/2 and Box-1D3R x R/3; BF16 at
+    R = 1 and 8 (it takes FP16's entries)."""
+    out = []
+    changes = [{}, {"x_tiles": 2}, {"x_tiles": 4}, {"x_tiles": 4, "l2_prefetch": 2}]
+    for R in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32):
+        shapes = [("Box-1D1R", R)] + [(f"Box-1D{r}R", R // r) for r in (2, 3) if R % r == 0]
+        for dtype in ("half", "float", "double") + (("bfloat16",) if R in (1, 8) else ()):
+            for name, t in shapes[:2]:
+                base = _tc_default_knobs(name, dtype, t)
+                for ch in changes:
+                    out.append((name, dtype, "134217728", "tensor_core", t, None, dict(base, **ch) if ch else {}))
+    return out
+
+
+def variants_tc_xt_1d_deep():
+    """tc-xt-1d beyond the radii it scanned (R = 40, 48 and 64, to the kernel's limit): the rules of
+    tensor_cores_1d_x_tiles at R = 32 (FP16 four x tiles with 2 slices into L2, TF32 the same) beside one tile, on
+    Box-1D1R x R and Box-1D2R x R/2, FP16 and TF32, 2^27 points."""
+    out = []
+    for R in (40, 48, 64):
+        for dtype in ("half", "float"):
+            for name, t in (("Box-1D1R", R), ("Box-1D2R", R // 2)):
+                base = _tc_default_knobs(name, dtype, t)
+                base.pop("x_tiles", None)
+                base["l2_prefetch"] = 0
+                for ch in ({}, {"x_tiles": 4, "l2_prefetch": 2}, {"x_tiles": 2}):
+                    out.append((name, dtype, "134217728", "tensor_core", t, None, dict(base, **ch)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1128,6 +1162,8 @@ SCANS = {
     "sptc3d-fp16-r2": lambda args: variants_sptc3d_fp16_r2(),
     "tc16-width": lambda args: variants_tc16_width(),
     "tc-xt-shallow": lambda args: variants_tc_xt_shallow(),
+    "tc-xt-1d": lambda args: variants_tc_xt_1d(),
+    "tc-xt-1d-deep": lambda args: variants_tc_xt_1d_deep(),
 }
 
 

@@ -119,8 +119,8 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
 @pytest.mark.parametrize("old, new, message", [
     ("5: {mma: m16n8k4, weights_shared: true, prefetch: 1}", "5: {mma: m16n8k4, weights_shared: 1, prefetch: 1}",
      r"tensor_cores\.value\.2\.fp64\.5\.weights_shared is 1; expected true or false"),
-    ("1: {mma: m16n8k4, l2_prefetch: 1}", "1: {mma: m16x8, l2_prefetch: 1}", "expected an MMA instruction"),
-    ("1: {mma: m16n8k4, l2_prefetch: 1}", "1: {mma: m16n8k4, l2_prefetch: 1, stages: 2}", "key 'stages'"),
+    ("1: {mma: m16n8k4, x_tiles: 4}", "1: {mma: m16x8, x_tiles: 4}", "expected an MMA instruction"),
+    ("1: {mma: m16n8k4, x_tiles: 4}", "1: {mma: m16n8k4, x_tiles: 4, stages: 2}", "key 'stages'"),
     ("      1: [2, 130, 24, 2, 2]", "      1: [2, 130, 24, 2]", "expected \\[v, cols, rows"),
     ("  value: {fp64: 7, fp32: 8}", "  value: {fp64: 7, fp16: 8}", "one_row_from.value key 'fp16'"),
     ("tile1d_staged:\n  source: validation/results/h100-sxm-2026-11-26/cc1d-stage\n  value: true\n", "",
@@ -128,6 +128,9 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
     ("    dense: {fp64: 7, tf32: 16, fp16: 1}", "    dense: {fp64: 7, tf32: 16, fp16: 0}",
      r"tensor_cores_1d_rows\.value\.dense\.fp16 is 0"),
     ("    sparse: {fp16: 1, tf32: 8}", "    sparse: {fp16: 1, tf32: 8}\n    cuda: {fp16: 1}", "tensor_cores_1d_rows.value key 'cuda'"),
+    ("    fp16: {1: {x_tiles: 4}, 5:", "    fp16: {2: {x_tiles: 4}, 5:",
+     r"tensor_cores_1d_x_tiles\.value\.fp16 is .*; expected entries from fused radius 1 on"),
+    ("    tf32: {1: {x_tiles: 4}, 16:", "    tf32: {1: {x_tiles: 4, warps: 8}, 16:", "tensor_cores_1d_x_tiles.value.tf32.1 key 'warps'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError
@@ -232,6 +235,30 @@ if __name__ == "__main__":
     print(f"{len(records)} configurations -> {GOLDEN}")
 
 
+def test_1d_dense_x_tiles_hold_from_their_listed_fused_radius_up_to_the_next():
+    """``tensor_cores_1d_x_tiles``: FP16/BF16 four x tiles from r·t = 1, with 2 slices into L2 from 5 to 40, the rules
+    from 41; TF32 four tiles, with the L2 prefetch from 16 to the kernel's 64; FP64 and every 2D or 3D plan keep
+    their own."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.mma import MmaShape
+    from tcadvisor.stencil import Stencil
+
+    def knobs(st, t, p, shape):
+        o = plans.plan_tensor_cores(st, t, p, MmaShape.parse(shape)).options
+        return o["ir"], o["l2_prefetch"]
+
+    box1 = Stencil.box(1, 1)
+    for p in ("fp16", "bf16"):
+        assert [knobs(box1, t, p, "m16n8k16") for t in (1, 4, 5, 40, 41, 64)] == [(4, 0), (4, 0), (4, 2), (4, 2),
+                                                                                  (1, 0), (1, 0)]
+    assert knobs(Stencil.box(1, 3), 2, "fp16", "m16n8k16") == (4, 2)  # r·t = 6
+    assert [knobs(box1, t, "tf32", "m16n8k8") for t in (1, 15, 16, 40)] == [(4, 0), (4, 0), (4, 2), (4, 2)]
+    assert [knobs(box1, t, "fp64", "m16n8k8") for t in (1, 16)] == [(1, 0), (1, 0)]
+    assert knobs(Stencil.box(2, 1), 3, "fp16", "m16n8k16") == (2, 2)  # 2D: its own entry
+    assert knobs(Stencil.box(3, 1), 1, "fp16", "m16n8k16") == (4, 0)  # 3D: four inner rows, not x tiles
+    assert plans.tc_1d_x_tiles("fp64", 8) == {}
+
+
 def test_1d_lines_run_as_rows_from_the_measured_fused_radius():
     """``tensor_cores_1d_rows``: dense FP16/BF16 and sparse FP16/BF16 at every r·t, dense FP64 from r·t = 7 and TF32
     from 16, sparse TF32 never; 2D never, whatever the table says (it has a streamed axis of its own)."""
@@ -244,8 +271,9 @@ def test_1d_lines_run_as_rows_from_the_measured_fused_radius():
 
     box1, box2 = Stencil.box(1, 1), Stencil.box(1, 2)
     assert [dense(box1, t, "fp64").row_width for t in (6, 7)] == [0, 512]
-    assert [dense(box2, t, "tf32").row_width for t in (7, 8)] == [0, 512]  # r·t = 14, 16
-    assert dense(box1, 1, "fp16").row_width == dense(box1, 1, "bf16").row_width == 512
+    # TF32 and 16-bit: a row is the block's four warps' four x tiles each (tensor_cores_1d_x_tiles)
+    assert [dense(box2, t, "tf32").row_width for t in (7, 8)] == [0, 4 * 512]  # r·t = 14, 16
+    assert dense(box1, 1, "fp16").row_width == dense(box1, 1, "bf16").row_width == 4 * 512
     assert [plans.plan_sparse_tensor_cores(box1, 1, p).row_width for p in ("tf32", "fp16", "bf16")] == [0, 512, 512]
     assert dense(Stencil.box(2, 1), 1, "fp16").row_width == 0
     assert plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 1, "fp16").row_width == 0

@@ -341,11 +341,13 @@ def test_3d_planner_takes_fewer_rows_where_the_first_tile_spills():
 
 
 @pytest.mark.parametrize("plan, dims, knobs, message", [
-    ("tensor_cores", 3, {"x_tiles": 2}, "x_tiles = 2: a Tensor Core kernel warp computes 1 tile along x, or 2 or 4 in 2D"),
+    ("tensor_cores", 3, {"x_tiles": 2},
+     "x_tiles = 2: a Tensor Core kernel warp computes 1 tile along x, or 2 or 4 in 1D or 2D"),
     ("tensor_cores", 2, {"inner_rows": 4}, "inner_rows = 4: a Tensor Core kernel warp computes 1 inner row, or 2 or 4 in 3D"),
     ("tensor_cores", 2, {"x_tiles": 3}, "x_tiles = 3: a Tensor Core kernel warp computes 1 tile along x"),
     ("sparse_tensor_cores", 2, {"inner_rows": 2}, "inner_rows = 2: a sparse kernel warp computes 1 inner row"),
     ("sparse_tensor_cores", 3, {"x_tiles": 4}, "x_tiles = 4: a sparse kernel warp computes 1 tile along x"),
+    ("sparse_tensor_cores", 1, {"x_tiles": 2}, "x_tiles = 2: a sparse kernel warp computes 1 tile along x, or 2 or 4 in 2D"),
 ])
 def test_lines_per_warp_beyond_what_the_kernels_take_are_refused_in_one_line(plan, dims, knobs, message):
     from tcadvisor.mma import MmaShape
@@ -410,7 +412,7 @@ def test_deeper_fusion_names_what_stops_each_kernel():
 
 def test_the_dense_kernel_occupancy_takes_the_compilers_registers_where_listed():
     """In 1D the 16-bit dense kernel's registers outgrow the live-word estimate (the compiler gave 104 at r·t = 32
-    in FP16, kernels/compiled-resources.csv); the planner's occupancy takes the listed count there, and the estimate
+    in FP16 with one x tile, 255 with the four of tensor_cores_1d_x_tiles, kernels/compiled-resources.csv); the planner's occupancy takes the listed count there, and the estimate
     where nothing is listed or for the 3D CUDA-core tiles, whose counts only choose tiles that do not spill."""
     from tcadvisor.gpu import plans as P
     from tcadvisor.hardware import find_spec

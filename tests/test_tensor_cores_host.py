@@ -328,6 +328,28 @@ def test_a_1d_line_as_rows_runs_correctly_on_the_host(host_tc, unit, stencil, fu
     assert not check(rows, x, run_sweep(bad, x)).passed
 
 
+@pytest.mark.parametrize("stencil, fuse, dtype, x_tiles, n", [
+    (Stencil.box(1, 1), 1, "half", 4, 3 * 2048 + 300), (Stencil.box(1, 2), 3, "bfloat16", 2, 16 * 1024 + 17),
+    (Stencil.box(1, 1), 2, "float", 4, 2048 * 5 + 129), (Stencil.box(1, 3), 1, "double", 2, 700)], ids=_ids)
+def test_a_1d_line_with_x_tiles_runs_correctly_on_the_host(host_tc, stencil, fuse, dtype, x_tiles, n):
+    """The dense kernel in 1D with 2 or 4 x tiles per warp: as rows (a block's row its warps' tiles side by side,
+    the rest of the line a second launch of one row, whose last warp's tiles start past the line) and as one row,
+    every output in its rounding interval and bit for bit what one tile per warp gives, every MMA counted."""
+    w = random_weights(stencil.mask(), np.random.default_rng(7))
+    one_tile = host_tc("tensor_core", stencil, fuse, dtype, w, line_rows=True)
+    for line_rows in (True, False):
+        kernel = host_tc("tensor_core", stencil, fuse, dtype, w, line_rows=line_rows, x_tiles=x_tiles)
+        assert kernel.plan.row_width == (512 * x_tiles if line_rows else 0)
+        assert dict(kernel.plan.defines)["K_XT"] == x_tiles
+        x = data((1, 1, n), dtype)
+        out = run_sweep(kernel, x)
+        assert np.isfinite(from_storage(out, dtype)).all()
+        result = check(kernel, x, out)
+        assert result.passed, f"{result.violations} outputs outside the rounding interval (worst {result.worst:.2e})"
+        assert 2 * kernel.kernel.fmas == kernel.executed_flops((1, 1, n))
+        assert np.array_equal(out.view(np.uint8), run_sweep(one_tile, x).view(np.uint8))
+
+
 def test_rows_are_a_1d_layout():
     """Asked of a 2D stencil, the rows layout is refused in one line (it has a streamed axis already)."""
     from tcadvisor.gpu import plans

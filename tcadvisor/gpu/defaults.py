@@ -48,6 +48,7 @@ ENTRIES = {
     "sparse_tensor_cores": "dimensions -> precision -> fused radius -> {knobs}",
     "sparse_tensor_cores_half_accumulators": "dimensions -> fp16 -> fused radius -> {knobs}",
     "tensor_cores_1d_rows": "kernel (dense, sparse) -> precision -> the fused radius from which a 1D line runs as rows",
+    "tensor_cores_1d_x_tiles": "precision -> the fused radius from which the knobs hold -> {x_tiles, l2_prefetch}",
 }
 
 
@@ -72,6 +73,7 @@ class MeasuredDefaults:
     sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
     sptc_half: dict  # (dims, "fp16", fused radius) -> {knob: value} over sptc's, where FP16 accumulators measured best
     line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
+    tc_1d_x_tiles: dict  # precision -> ((from fused radius, {knob: value}), ...) by radius, the dense kernel in 1D
     sources: dict  # entry -> tuple of results folders
 
 
@@ -191,6 +193,15 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
                                            ("dense", "sparse")).items():
         for p, radius in rd.mapping(by_precision, f"tensor_cores_1d_rows.value.{kernel}", _PRECISIONS).items():
             line_rows[kernel, p] = rd.int_(radius, f"tensor_cores_1d_rows.value.{kernel}.{p}", 1, 64)
+    x_tiles_1d = {}
+    for p, ranges in rd.mapping(v["tensor_cores_1d_x_tiles"], "tensor_cores_1d_x_tiles.value", _PRECISIONS).items():
+        where = f"tensor_cores_1d_x_tiles.value.{p}"
+        steps = sorted((rd.int_(R, f"{where} fused radius", 1, 64),
+                        rd.knobs(k, f"{where}.{R}", {"x_tiles": int, "l2_prefetch": int}))
+                       for R, k in rd.mapping(ranges, where).items())
+        if not steps or steps[0][0] != 1:
+            raise rd.fail(where, "entries from fused radius 1 on", ranges)
+        x_tiles_1d[p] = tuple(steps)
     cc3d = {}
     # fp16: the FP16/BF16 pairs' own tiles where they were measured (else they take FP32's)
     for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS + ("fp16",)).items():
@@ -231,6 +242,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
                                      "sparse_tensor_cores_half_accumulators.value",
                                      lambda x, where: rd.knobs(x, where, _SPTC_KNOBS)),
         line_rows_from=line_rows,
+        tc_1d_x_tiles=x_tiles_1d,
         sources=sources,
     )
 

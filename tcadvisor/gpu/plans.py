@@ -1078,15 +1078,26 @@ def _mask_defines(name: str, mask: int, rows: int) -> tuple:
     return defines
 
 
-def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str) -> int:
+def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str, x_dims: tuple[int, ...] = (2,)) -> int:
     """Output lines one Tensor Core warp computes (both kernels' K_IR / K_XT): ``x_tiles`` adjacent tiles along x
-    in 2D, ``inner_rows`` adjacent inner rows in 3D, 1, 2 or 4 (None: 1); anything else is refused in one line
-    naming ``kernel``."""
-    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and dims != 2)):
-        raise TcAdvisorError(f"x_tiles = {x_tiles}: {kernel} warp computes 1 tile along x, or 2 or 4 in 2D")
+    in the dimensions ``x_dims`` (the sparse kernel: 2D; the dense one: 1D and 2D), ``inner_rows`` adjacent inner
+    rows in 3D, 1, 2 or 4 (None: 1); anything else is refused in one line naming ``kernel``."""
+    if x_tiles is not None and (int(x_tiles) not in (1, 2, 4) or (int(x_tiles) > 1 and dims not in x_dims)):
+        where = " or ".join(f"{d}D" for d in x_dims)
+        raise TcAdvisorError(f"x_tiles = {x_tiles}: {kernel} warp computes 1 tile along x, or 2 or 4 in {where}")
     if inner_rows is not None and (int(inner_rows) not in (1, 2, 4) or (int(inner_rows) > 1 and dims != 3)):
         raise TcAdvisorError(f"inner_rows = {inner_rows}: {kernel} warp computes 1 inner row, or 2 or 4 in 3D")
     return int((inner_rows if dims == 3 else x_tiles) or 1)
+
+
+def tc_1d_x_tiles(precision: str, fused_radius: int) -> dict:
+    """The dense kernel's x tiles and L2 prefetch in 1D at ``fused_radius`` (``tensor_cores_1d_x_tiles`` of
+    kernels/defaults.yaml: the knobs of the last listed radius at or below it; none for a precision not listed)."""
+    knobs: dict = {}
+    for start, k in defaults.measured().tc_1d_x_tiles.get(precision, ()):
+        if start <= fused_radius:
+            knobs = k
+    return dict(knobs)
 
 
 def block_row_points(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str,
@@ -1133,8 +1144,9 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     conflicts; kept for side-by-side scans).
     ``weights_shared``: weight fragments copied into shared memory per block and read before each
     MMA (instead of registers or L1; the compiler cannot hoist them into registers from there).
-    ``x_tiles`` (2D): adjacent tiles of m·8 columns per warp, 1, 2 or 4 (K_XT); each weight fragment read
-    serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile.
+    ``x_tiles`` (1D and 2D): adjacent tiles of m·8 columns per warp, 1, 2 or 4 (K_XT); each weight fragment read
+    serves one MMA per tile, and the warp keeps the A fragments and pending accumulators of each tile (in 1D, with
+    the line as rows, a block's row is its warps' x tiles side by side).
     ``inner_rows`` (3D): adjacent inner output rows per warp, 1, 2 or 4 (K_IR), the same along y: the warp loads
     ni + ir - 1 input rows per slice and each weight fragment read serves one MMA per row.
     ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`block_row_points`), so that a warp
@@ -1142,7 +1154,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     default, whichever other knobs are given (it is a layout of the launch, not of the compiled code).
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
-    configuration and ``shape``; elsewhere weights that do not fit the registers go to shared memory
+    configuration and ``shape``; in 1D the x tiles and L2 prefetch of ``tensor_cores_1d_x_tiles`` by fused radius
+    (:func:`tc_1d_x_tiles`); elsewhere weights that do not fit the registers go to shared memory
     (while a block's copy fits :data:`B_SMEM_LIMIT`, else L1), and 2D kernels of fused radius 3 or more
     with weights in registers prefetch 2 slices into L2 (the rule those scans followed everywhere they
     were measured).  A knob given leaves the others at their
@@ -1173,11 +1186,13 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             shared_bytes = b_regs * 32 * 4 * (_WORDS[precision] if precision == "fp64" else 1)
             chosen = {"weights_shared": b_regs > B_REG_LIMIT and shared_bytes <= B_SMEM_LIMIT,
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
+            if d == 1:  # x tiles and the L2 prefetch by fused radius (tensor_cores_1d_x_tiles)
+                chosen.update(tc_1d_x_tiles("fp16" if precision == "bf16" else precision, R))
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
         x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
-    lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel")
+    lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel", x_dims=(1, 2))
     xt, ir = (lines, 1) if d != 3 else (1, lines)
     warps = 4 if warps is None else int(warps)
     min_blocks = 1 if min_blocks is None else int(min_blocks)
