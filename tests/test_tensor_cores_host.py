@@ -307,14 +307,17 @@ def test_a_1d_line_as_rows_runs_correctly_on_the_host(host_tc, unit, stencil, fu
     w = random_weights(stencil.mask(), np.random.default_rng(7))
     rows = host_tc(unit, stencil, fuse, dtype, w, line_rows=True)
     one = host_tc(unit, stencil, fuse, dtype, w, line_rows=False)
-    assert rows.plan.row_width == 512 and one.plan.row_width == 0
+    # a block's row: its 4 warps' tiles of 128 points, times the x tiles the defaults give in 1D
+    # (tensor_cores_1d_x_tiles: the dense kernel's TF32 and FP16 take four)
+    block = 512 * rows.plan.options["ir"]
+    assert rows.plan.row_width == block and one.plan.row_width == 0
     launches = rows.plan.launches((1, 1, n), 16)
-    width = 16 * 512 if n >= 16 * 512 else n // 512 * 512
+    width = 16 * block if n >= 16 * block else n // block * block
     assert sum(ln.nx * ln.ns for ln in launches) == n
-    assert len(launches) == (n >= 512) + (width == 0 or n % width > 0)
-    if n >= 512:
+    assert len(launches) == (n >= block) + (width == 0 or n % width > 0)
+    if n >= block:
         assert launches[0].nx == launches[0].row_pitch == width and launches[0].ns == n // width
-        assert launches[0].grid == (width // 512, 1, 1) and launches[0].per == n // width
+        assert launches[0].grid == (width // block, 1, 1) and launches[0].per == n // width
     x = data((1, 1, n), dtype)
     out = run_sweep(rows, x)
     assert len(rows.kernel.launches) == len(launches)
@@ -336,7 +339,8 @@ def test_a_1d_line_with_x_tiles_runs_correctly_on_the_host(host_tc, stencil, fus
     the rest of the line a second launch of one row, whose last warp's tiles start past the line) and as one row,
     every output in its rounding interval and bit for bit what one tile per warp gives, every MMA counted."""
     w = random_weights(stencil.mask(), np.random.default_rng(7))
-    one_tile = host_tc("tensor_core", stencil, fuse, dtype, w, line_rows=True)
+    one_tile = host_tc("tensor_core", stencil, fuse, dtype, w, line_rows=True, x_tiles=1)
+    assert one_tile.plan.row_width == 512
     for line_rows in (True, False):
         kernel = host_tc("tensor_core", stencil, fuse, dtype, w, line_rows=line_rows, x_tiles=x_tiles)
         assert kernel.plan.row_width == (512 * x_tiles if line_rows else 0)
