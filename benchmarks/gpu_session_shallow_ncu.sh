@@ -4,6 +4,9 @@
 # and FP32 on CUDA cores (59 %); Box-1D1R FP16 on the dense kernel (77 %) beside CUDA cores (95 %); and Box-3D1R
 # FP16 x2 on the sparse kernel (46 %, issue 21's target 3).  Memory-side metrics: DRAM bytes and throughput, L2 and
 # L1 hit rates and sectors, warps resident, long-scoreboard stalls, instructions.
+# Recorded (validation/results/h100-sxm-2026-11-27/shallow-ncu/) with the defaults of before the dense kernel's x tiles at
+# shallow fusion; today the 1D and 2D FP16 dense rows take four x tiles (tensor_cores_1d_x_tiles, tensor_cores): give
+# them '{"x_tiles": 1}' (the 8th argument of prof) to profile the configurations of that record again.
 #   bash benchmarks/gpu_session_shallow_ncu.sh OUT_DIR
 set -u
 out=${1:?output folder}
