@@ -22,15 +22,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ask_sptc_r8 import write_rows  # noqa: E402
 from tcadvisor import model, refinement  # noqa: E402
 from tcadvisor.advisor import advise  # noqa: E402
-from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.gpu import plans, registry  # noqa: E402
+from tcadvisor.gpu.commands import kernel_knobs  # noqa: E402
 from tcadvisor.hardware import find_spec  # noqa: E402
-
-#: knobs the planner takes (``ring``, the knob of the tc-ring scan, was taken back after it measured no gain: its
-#: rows are answered only at commit a2d9a64, where ask-model.csv was written)
-PLANNER_KNOBS = {"bregs", "weights_shared", "shared_words", "prefetch", "warps", "l2_prefetch", "min_blocks",
-                 "x_tiles", "inner_rows", "line_rows"}
 
 
 def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | None:
@@ -70,6 +67,9 @@ def main(argv=None) -> int:
         defaults.measured = lambda: before
     fitted = yaml.safe_load(open(args.constants))
     values = {sym: float(fitted["constants"][sym.name]["value"]) for sym in model.FITTED}
+    # The knobs the dense kernel takes today (``ring``, the knob of the tc-ring scan, was taken back after it measured
+    # no gain: its rows are answered only at commit a2d9a64, where that ask-model.csv was written).
+    accepted = set(kernel_knobs(registry.bundled_profile("tensor_core")))
     rows = []
     with refinement.using_constants(values):
         for path in args.measured:
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
             base = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in runs if r["options"] == "{}"}
             for r in runs:
                 knobs = ast.literal_eval(r["options"])
-                if r["unit"] != "tensor_core" or not set(knobs) <= PLANNER_KNOBS:
+                if r["unit"] != "tensor_core" or not set(knobs) <= accepted:
                     continue
                 t = int(r["fuse"])
                 pred, pred0 = refined(r["stencil"], r["dtype"], t, args.gpu, knobs), refined(r["stencil"], r["dtype"], t, args.gpu, {})
@@ -86,10 +86,7 @@ def main(argv=None) -> int:
                              "knobs": r["options"], "predicted": round(pred, 1), "predicted_gain": round(pred / pred0, 3),
                              "measured": round(float(r["gstencils"]), 1),
                              "measured_gain": round(float(r["gstencils"]) / meas0, 3)})
-    out = open(args.out, "w", newline="") if args.out else sys.stdout
-    w = csv.DictWriter(out, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
+    write_rows(rows, args.out)
     return 0
 
 
