@@ -783,6 +783,34 @@ def variants_sptc_align():
     return out
 
 
+def variants_tc_align():
+    """The dense Tensor Core kernel compiled for its fields' alignment (``fixed_alignment``, K_ALIGN) beside the same
+    configuration with the run-time flag, whose streaming loop issued the scalar path's loads and addresses predicated
+    off (SASS of Box-3D1R x2 FP16: 64 16-bit loads beside the 16 vector loads per slice; h200-2026-11-27/tc3d-order/),
+    at each configuration's defaults: 3D Box and Star of radius 1 at every depth, of radius 2 at t = 1-2, Box-3D3R
+    x1; 2D Box-2D1R x1, x2, x4, x6, x8, Star-2D1R x3, Box-2D2R x2 and x4, Box-2D3R x2; 1D Box-1D1R x1, x4, x16,
+    Box-1D2R x16 and Box-1D3R x16; FP16, TF32 and (3D, and 2D R = 1) FP64; BF16 at two."""
+    cases = ([("Box-3D1R", t, "512x512x512") for t in range(1, 6)] + [("Star-3D1R", t, "512x512x512") for t in range(1, 5)]
+             + [("Box-3D2R", 1, "512x512x512"), ("Box-3D2R", 2, "512x512x512"), ("Star-3D2R", 1, "512x512x512"),
+                ("Star-3D2R", 2, "512x512x512"), ("Box-3D3R", 1, "512x512x512")]
+             + [("Box-2D1R", t, "10240x10240") for t in (1, 2, 4, 6, 8)]
+             + [("Star-2D1R", 3, "10240x10240"), ("Box-2D2R", 2, "10240x10240"), ("Box-2D2R", 4, "10240x10240"),
+                ("Box-2D3R", 2, "10240x10240")]
+             + [("Box-1D1R", t, "134217728") for t in (1, 4, 16)] + [("Box-1D2R", 16, "134217728"),
+                                                                     ("Box-1D3R", 16, "134217728")])
+    out = []
+    for dtype in ("half", "float", "double"):
+        for name, t, grid in cases:
+            if dtype == "double" and not ("3D" in name or name == "Box-2D1R"):
+                continue
+            for fixed in (False, True):
+                out.append((name, dtype, grid, "tensor_core", t, None, {"fixed_alignment": fixed}))
+    for name, t, grid in (("Box-3D1R", 2, "512x512x512"), ("Box-2D1R", 4, "10240x10240")):
+        for fixed in (False, True):
+            out.append((name, "bfloat16", grid, "tensor_core", t, None, {"fixed_alignment": fixed}))
+    return out
+
+
 def write_unrolled_variant():
     """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
     streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
@@ -1164,6 +1192,7 @@ SCANS = {
     "tc-xt-shallow": lambda args: variants_tc_xt_shallow(),
     "tc-xt-1d": lambda args: variants_tc_xt_1d(),
     "tc-xt-1d-deep": lambda args: variants_tc_xt_1d_deep(),
+    "tc-align": lambda args: variants_tc_align(),
 }
 
 

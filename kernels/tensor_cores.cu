@@ -25,7 +25,8 @@
 // fragments copied into shared memory once per block and read from there before each
 // MMA; 1: word by word, 2: as vectors, below), K_PF (slices of A
 // fragments loaded ahead: 0 loads each slice when it is needed), K_MINB (blocks
-// per SM the register allocation must allow), K_L2PF (optional; slices ahead whose
+// per SM the register allocation must allow), K_ALIGN (optional: bit 0 vector loads, bit 1 pair stores; absent:
+// the kernel argument ``align`` decides at run time), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
 // tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1), K_IR (optional; 3D: adjacent inner
 // output rows one warp computes, 1, 2 or 4; default 1).
@@ -337,7 +338,16 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
           int nx, int ni, int ns, long long pitch_i, long long pitch_s,
           int Gx, int Gi, int Gs, int slices_per_block, int align)
 {
+#ifdef K_ALIGN
+    // Compiled for the alignment of the fields it runs on (the host compiles another variant for a field that
+    // differs): with the run-time flag the streaming loop kept both load paths and issued the unaligned one's
+    // instructions predicated off -- SASS of Box-3D1R x2 FP16: 64 16-bit loads beside the 16 vector loads per
+    // slice, with their addresses (validation/results/h200-2026-11-27/tc3d-order/).
+    const bool vec_loads = K_ALIGN & 1, vec_stores = (K_ALIGN >> 1) & 1;
+    (void)align;
+#else
     const bool vec_loads = align & 1, vec_stores = (align >> 1) & 1;
+#endif
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;
     const int X0 = (blockIdx.x * WX + warp % WX) * TILE_X * XT;  // the first of the warp's XT tiles

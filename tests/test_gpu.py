@@ -252,6 +252,8 @@ def test_negative_controls_fail(unit, dtype):
     ("sparse_tensor_core", "half", {"fixed_alignment": True}),
     ("sparse_tensor_core", "float", {"fixed_alignment": True, "vector_loads": False}),
     ("sparse_tensor_core", "bfloat16", {"fixed_alignment": False}),
+    ("tensor_core", "half", {"fixed_alignment": True}), ("tensor_core", "double", {"fixed_alignment": True}),
+    ("tensor_core", "float", {"fixed_alignment": True, "vector_loads": False}),
     ("tensor_core", "double", {"bregs": False, "weights_shared": True, "prefetch": 0}),
     ("tensor_core", "half", {"weights_shared": True, "l2_prefetch": 2}),
     ("tensor_core", "float", {"weights_shared": True, "warps": 8, "min_blocks": 2})])

@@ -588,6 +588,51 @@ def test_the_sparse_kernel_runs_fields_aligned_otherwise_on_a_variant(host_tc, s
     assert np.array_equal(own.view(np.uint8), other.view(np.uint8))
 
 
+@pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 2, "half"), (Stencil.box(2, 1), 3, "double"),
+                                                  (Stencil.star(3, 1), 1, "float"), (Stencil.box(1, 2), 5, "bfloat16")],
+                         ids=_ids)
+def test_the_dense_kernel_runs_fields_aligned_otherwise_on_a_variant(host_tc, stencil, fuse, dtype):
+    """The dense kernel compiled for its own fields' alignment (``fixed_alignment``, K_ALIGN = 3: vector loads and
+    pair stores, which its even ghost width gives) gives the bits of the run-time flag; a field reported otherwise
+    (neither) runs a variant compiled for it, with the same bits, and a kernel without vector loads asks for one."""
+    w = random_weights(stencil.mask(), np.random.default_rng(11))
+    flag = host_tc("tensor_core", stencil, fuse, dtype, w, fixed_alignment=False)
+    assert "K_ALIGN" not in dict(flag.plan.defines) and flag.plan.options["align"] is None
+    assert "alignment" not in flag.describe()
+    kernel = host_tc("tensor_core", stencil, fuse, dtype, w, fixed_alignment=True)
+    assert dict(kernel.plan.defines)["K_ALIGN"] == kernel.plan.options["align"] == 3
+    assert "compiled for its fields' alignment" in kernel.describe()
+    shape3 = (6, 5, 100) if stencil.dims == 3 else (1, 13, 150) if stencil.dims == 2 else (1, 1, 900)
+    x = data(shape3, dtype)
+    own = run_sweep(kernel, x)
+    assert not kernel._variants  # its own fields: the plan's build
+    assert np.array_equal(own.view(np.uint8), run_sweep(flag, x).view(np.uint8))
+    kernel.alignment = lambda f: 0
+    other = run_sweep(kernel, x)
+    assert set(kernel._variants) == {0}
+    assert np.array_equal(own.view(np.uint8), other.view(np.uint8))
+    scalar = host_tc("tensor_core", stencil, fuse, dtype, w, fixed_alignment=True, vector_loads=False)
+    assert np.array_equal(own.view(np.uint8), run_sweep(scalar, x).view(np.uint8))
+    assert set(scalar._variants) == {2}
+
+
+def test_a_recorded_dense_description_gives_back_its_alignment_build():
+    """A recorded dense run's description names the alignment build; the plan read back from it has it, and one
+    recorded before it (no such words) has the run-time flag."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.mma import MmaShape
+
+    st = Stencil.box(3, 1)
+    built = plans.plan_tensor_cores(st, 2, "fp16", MmaShape.parse("m16n8k16"), fixed_alignment=True)
+    text = ("m16n8k16 FP16, α = 5/16 (0.312), 1 K-chunk(s) x 25 kernel rows, 4 warps/block, 4 inner rows per warp, "
+            "weights in shared memory as vectors, prefetch 1, compiled for its fields' alignment, min 1 blocks/SM, "
+            "216 registers")
+    back = plans.recorded_tensor_core_plan(st, 2, "fp16", text)
+    assert back.options["align"] == built.options["align"] == 3 and dict(back.defines)["K_ALIGN"] == 3
+    before = plans.recorded_tensor_core_plan(st, 2, "fp16", text.replace("compiled for its fields' alignment, ", ""))
+    assert before.options["align"] is None and "K_ALIGN" not in dict(before.defines)
+
+
 #: FP16 accumulators (K_ACC16) in 1D, 2D with x tiles and stages, 3D with inner rows, and a register cap.
 SPARSE_HALF_ACC = [
     (Stencil.box(1, 1), 16, {}), (Stencil.box(2, 1), 3, {"x_tiles": 2, "stages": 3, "weights_shared": True}),

@@ -64,6 +64,11 @@ MASK_BITS = 128
 B_SMEM_LIMIT = 99 * 1024
 #: Dense Tensor Core kernel: one slice of A fragments is loaded ahead when they take at most this many registers.
 A_PREFETCH_LIMIT = 24
+#: Dense Tensor Core kernel: the alignment of its own fields (bit 0 vector loads, bit 1 pair stores): its ghost width
+#: Gx = R rounded up to even puts both on their boundaries (tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).
+TC_OWN_ALIGNMENT = 3
+#: Dense Tensor Core kernel: compiled for its fields' alignment unless a plan says otherwise (K_ALIGN).
+TC_FIXED_ALIGNMENT = False
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
 #: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules.
@@ -917,7 +922,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
 _TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) (?:tiles along x|inner rows) per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
                       r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?(?:the line as rows, (\d+) points per block, )?"
-                      r"min (\d+) blocks/SM")
+                      r"(compiled for its fields' alignment, )?min (\d+) blocks/SM")
 
 
 def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -932,12 +937,12 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
         raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
     where = m[4]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
-                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[8]), rowmask=rowmask,
+                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[9]), rowmask=rowmask,
                              l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
                              shared_words=where == "shared memory",
                              x_tiles=int(m[3] or 1) if stencil.dims != 3 else None,
                              inner_rows=int(m[3] or 1) if stencil.dims == 3 else None,
-                             line_rows=bool(m[7]) if stencil.dims == 1 else None)
+                             line_rows=bool(m[7]) if stencil.dims == 1 else None, fixed_alignment=bool(m[8]))
 
 
 def sparse_plan_text(plan: LaunchPlan) -> str:
@@ -1130,7 +1135,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       rowmask: int | None = None, l2_prefetch: int | None = None,
                       weights_shared: bool | None = None, shared_words: bool = False,
                       x_tiles: int | None = None, inner_rows: int | None = None,
-                      line_rows: bool | None = None) -> LaunchPlan:
+                      line_rows: bool | None = None, fixed_alignment: bool | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -1152,6 +1157,11 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     ``line_rows`` (1D): the line launched as rows of one block's warp tiles (:func:`block_row_points`), so that a warp
     streams many tiles with the next one in flight instead of computing one and exiting; None: the measured
     default, whichever other knobs are given (it is a layout of the launch, not of the compiled code).
+    ``fixed_alignment``: compile the kernel for the alignment of its own fields (K_ALIGN; ghost width Gx = R rounded
+    up to even puts every vector load and pair store on its boundary), so that its streaming loop holds only the
+    vector path, where the run-time flag kept the scalar path's loads and addresses in it, issued predicated off;
+    a field aligned otherwise runs a variant compiled for it.  None: :data:`TC_FIXED_ALIGNMENT`, whichever other
+    knobs are given (a build of the same code, not a knob a scan varies with the others).
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; in 1D the x tiles and L2 prefetch of ``tensor_cores_1d_x_tiles`` by fused radius
@@ -1226,6 +1236,9 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_XT", xt),)
     if ir > 1:
         defines += (("K_IR", ir),)
+    fixed_alignment = TC_FIXED_ALIGNMENT if fixed_alignment is None else bool(fixed_alignment)
+    if fixed_alignment:  # the kernel's own fields: vector loads and pair stores (without it, as before)
+        defines += (("K_ALIGN", TC_OWN_ALIGNMENT),)
     # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
     # scan measured 0-7 % faster there (validation/results/h100-sxm-2026-11-26/tc-vectors).
     shared_words = bool(weights_shared and (shared_words or nb == 1))
@@ -1241,7 +1254,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "prefetch": prefetch, "wx": wx, "wi": wi, "min_blocks": int(min_blocks),
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
-                               "shared_words": shared_words, "ir": xt * ir, "row_width": width})
+                               "shared_words": shared_words, "ir": xt * ir, "row_width": width,
+                               "align": TC_OWN_ALIGNMENT if fixed_alignment else None})
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

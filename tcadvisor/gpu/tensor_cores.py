@@ -119,7 +119,8 @@ class TensorCoreKernel(MatrixUnitKernel):
                  mma: MmaShape | None = None, bregs: bool | None = None, prefetch: int | None = None,
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False,
-                 x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None):
+                 x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None,
+                 fixed_alignment: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -150,7 +151,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
                                             l2_prefetch=l2_prefetch, weights_shared=weights_shared,
                                             shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows,
-                                            line_rows=line_rows)
+                                            line_rows=line_rows, fixed_alignment=fixed_alignment)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -174,6 +175,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         use_shared_memory(self.kernel, self.smem, device_info(), "weights_shared")
         self.tile_x = plan.outputs["x"]
         self.threads = plan.threads
+        self._variants: dict[int, object] = {}  # K_ALIGN -> the kernel compiled for fields of that alignment
 
     def _weight_fragments(self, all_rows) -> np.ndarray:
         """The B fragments to upload: FP64 as is, TF32 rounded (cvt.rna), 16-bit as packed pairs (uint32)."""
@@ -224,14 +226,31 @@ class TensorCoreKernel(MatrixUnitKernel):
     def _slots(self) -> int:
         return device_info()["sms"] * blocks_per_sm(self.kernel, self.threads, self.smem)
 
+    def alignment(self, f: PaddedField) -> int:
+        """Bit 0: the vector loads are aligned (8 bytes of halves, 16 of doubles); bit 1: pair stores are."""
+        gx, lead = f.geometry.gx, self.construction.details["lead"]
+        vec = 4 if self.half else 2  # elements per vector load
+        return int(self.vector_loads and (gx - self.R - lead) % vec == 0) | (int(gx % 2 == 0) << 1)
+
+    def compiled_for(self, align: int):
+        """The kernel compiled for fields of alignment ``align`` (:meth:`alignment`): the plan's own where they are
+        the kernel's fields, else a variant with that K_ALIGN (same plan otherwise; compiled once, cached).  Without
+        ``fixed_alignment`` the kernel takes the alignment at run time."""
+        if self.plan.options["align"] is None or align == self.plan.options["align"]:
+            return self.kernel
+        if align not in self._variants:
+            defines = tuple((k, align if k == "K_ALIGN" else v) for k, v in self.plan.defines)
+            fn = module("tensor_cores.cu", defines).get_function("tc_stream")
+            use_shared_memory(fn, self.smem, device_info(), "weights_shared")
+            self._variants[align] = fn
+        return self._variants[align]
+
     def sweep(self, fin: PaddedField, fout: PaddedField) -> None:
         i32 = np.int32
-        gx = fin.geometry.gx
-        lead = self.construction.details["lead"]
-        vec = 4 if self.half else 2  # elements per vector load: 8 bytes of halves, 16 of doubles
-        align = int(self.vector_loads and (gx - self.R - lead) % vec == 0) | (int(gx % 2 == 0) << 1)
+        gx, align = fin.geometry.gx, self.alignment(fin)
+        kernel = self.compiled_for(align)
         for grid, per, src, dst, nx, ni, ns, pi, ps, gi, gs in self._launches(fin, fout):
-            self.kernel(grid, (self.threads,), (src, dst, self.wfrag, i32(nx), i32(ni), i32(ns), np.int64(pi),
+            kernel(grid, (self.threads,), (src, dst, self.wfrag, i32(nx), i32(ni), i32(ns), np.int64(pi),
                                                  np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per), i32(align)),
                         shared_mem=self.smem)
 
@@ -252,6 +271,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                 f"prefetch {self.prefetch}, "
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
+                + ("compiled for its fields' alignment, " if self.plan.options["align"] is not None else "")
                 + f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")
 
