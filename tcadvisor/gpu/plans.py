@@ -67,8 +67,14 @@ A_PREFETCH_LIMIT = 24
 #: Dense Tensor Core kernel: the alignment of its own fields (bit 0 vector loads, bit 1 pair stores): its ghost width
 #: Gx = R rounded up to even puts both on their boundaries (tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).
 TC_OWN_ALIGNMENT = 3
-#: Dense Tensor Core kernel: compiled for its fields' alignment unless a plan says otherwise (K_ALIGN).
-TC_FIXED_ALIGNMENT = False
+#: Dense Tensor Core kernel: the fused radii it is compiled for its fields' alignment at (K_ALIGN), by dimensions and
+#: precision (BF16 takes FP16's), unless a plan says otherwise.  From validation/results/h100-sxm-2026-11-27/tc-align/
+#: (77 configurations at their defaults, each beside the run-time flag in one run, all correct): where the geometric
+#: mean over the scanned stencils of that radius gained over 1.5 % and none lost over 2 %.  16-bit: 1D r·t = 16-48
+#: 1.29-1.58x (0.90x at 1 and 4), 2D r·t = 4-8 1.03-1.17x (1.01x below), 3D r·t = 1 1.08x / 1.00x and 4-5 1.22-1.64x
+#: (0.90-0.97x at 2-3); FP64 3D r·t = 3 1.02-1.07x (0.97x on boxes at 4); TF32 within 3 % everywhere (its loads are
+#: single words on either path, only its pair stores differ).
+TC_FIXED_ALIGNMENT = {(1, "fp16"): range(16, 65), (2, "fp16"): range(4, 9), (3, "fp16"): (1, 4, 5), (3, "fp64"): (3,)}
 #: Sparse Tensor Core kernel: above this many registers of weight fragments per lane, they are read from L1.
 A_REG_LIMIT = 160
 #: Sparse Tensor Core kernel in 1D beyond r·t = 8 (the line's window in blocks of 32 columns), the planner's rules.
@@ -1160,8 +1166,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     ``fixed_alignment``: compile the kernel for the alignment of its own fields (K_ALIGN; ghost width Gx = R rounded
     up to even puts every vector load and pair store on its boundary), so that its streaming loop holds only the
     vector path, where the run-time flag kept the scalar path's loads and addresses in it, issued predicated off;
-    a field aligned otherwise runs a variant compiled for it.  None: :data:`TC_FIXED_ALIGNMENT`, whichever other
-    knobs are given (a build of the same code, not a knob a scan varies with the others).
+    a field aligned otherwise runs a variant compiled for it.  None: where :data:`TC_FIXED_ALIGNMENT` measured it
+    faster, whichever other knobs are given (a build of the same code, not a knob a scan varies with the others).
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; in 1D the x tiles and L2 prefetch of ``tensor_cores_1d_x_tiles`` by fused radius
@@ -1236,7 +1242,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_XT", xt),)
     if ir > 1:
         defines += (("K_IR", ir),)
-    fixed_alignment = TC_FIXED_ALIGNMENT if fixed_alignment is None else bool(fixed_alignment)
+    if fixed_alignment is None:
+        fixed_alignment = R in TC_FIXED_ALIGNMENT.get((d, "fp16" if precision == "bf16" else precision), ())
     if fixed_alignment:  # the kernel's own fields: vector loads and pair stores (without it, as before)
         defines += (("K_ALIGN", TC_OWN_ALIGNMENT),)
     # One word per lane and MMA (nb = 1) has no bank conflict to remove: read word by word as before, which the
