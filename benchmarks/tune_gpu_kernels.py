@@ -811,6 +811,35 @@ def variants_tc_align():
     return out
 
 
+def variants_tc3d_align():
+    """3D FP16 at r·t = 1-3, where the alignment build alone lost (tc-align: 0.90-1.00x at r·t = 2-3) or split by
+    stencil (r·t = 1): the build beside the default, with the knobs around it changed one at a time (inner rows 1, 2
+    or 4, slices ahead 0-2, warps per block, weights in registers, L1 or shared memory), since the default entries
+    were measured with the run-time flag's loop.  Box-3D1R and Star-3D1R x1-x3, Box-3D2R and Star-3D2R x1, Box-3D3R x1."""
+    out = []
+    cases = [("Box-3D1R", t) for t in (1, 2, 3)] + [("Star-3D1R", t) for t in (1, 2, 3)] + [
+        ("Box-3D2R", 1), ("Star-3D2R", 1), ("Box-3D3R", 1)]
+    for name, t in cases:
+        base = _tc_default_knobs(name, "half", t)
+        out.append((name, "half", "512x512x512", "tensor_core", t, None, {}))
+        changes = [{}, {"inner_rows": 2}, {"inner_rows": 1}, {"prefetch": 0}, {"prefetch": 1}, {"prefetch": 2},
+                   {"warps": 8}, {"warps": 2}]
+        if base.get("weights_shared"):
+            changes += [{"weights_shared": False, "bregs": False}, {"shared_words": not base.get("shared_words")}]
+        else:
+            changes += [{"weights_shared": True, "shared_words": False, "bregs": False}]
+        seen = []
+        for ch in changes:
+            knobs = dict(base, **ch, fixed_alignment=True)
+            if knobs.get("weights_shared"):
+                knobs.pop("bregs", None)
+            if knobs in seen:
+                continue
+            seen.append(knobs)
+            out.append((name, "half", "512x512x512", "tensor_core", t, None, knobs))
+    return out
+
+
 def write_unrolled_variant():
     """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
     streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
@@ -1193,6 +1222,7 @@ SCANS = {
     "tc-xt-1d": lambda args: variants_tc_xt_1d(),
     "tc-xt-1d-deep": lambda args: variants_tc_xt_1d_deep(),
     "tc-align": lambda args: variants_tc_align(),
+    "tc3d-align": lambda args: variants_tc3d_align(),
 }
 
 
