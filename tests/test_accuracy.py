@@ -238,8 +238,9 @@ def test_a_recommendation_with_a_far_larger_error_bound_says_so():
 
     h100 = find_spec("h100")
     # A stencil the model gives to CUDA cores in FP16 (Box-2D1R went to Sparse Tensor Cores with the kernels of
-    # 2026-11-27, which also measure it faster there: validation/results/h100-sxm-2026-11-27/corpus/).
-    adv = advise("Box-1D1R", "half", h100)
+    # 2026-11-27, and Box-1D1R to dense Tensor Cores with their alignment build, which the corpus also measures
+    # faster there: validation/results/h100-sxm-2026-11-27/corpus/).
+    adv = advise("Star-2D2R", "half", h100)
     assert adv.verdict.unit == "cuda_core" and adv.verdict.precision == "fp16"
     line = accuracy_line(adv)
     m = re.search(r"The recommended CUDA cores \(t = (\d+)\) have (\d+)x the error bound of (Sparse Tensor Cores|"

@@ -411,9 +411,11 @@ def test_deeper_fusion_names_what_stops_each_kernel():
 
 
 def test_the_dense_kernel_occupancy_takes_the_compilers_registers_where_listed():
-    """In 1D the 16-bit dense kernel's registers outgrow the live-word estimate (the compiler gave 104 at r·t = 32
-    in FP16 with one x tile, 255 with the four of tensor_cores_1d_x_tiles, kernels/compiled-resources.csv); the planner's occupancy takes the listed count there, and the estimate
-    where nothing is listed or for the 3D CUDA-core tiles, whose counts only choose tiles that do not spill."""
+    """In 1D the 16-bit dense kernel's registers stray from the live-word estimate (the compiler gave 104 at r·t = 32
+    in FP16 with one x tile, 255 with the four of tensor_cores_1d_x_tiles, 192 with them built for the fields'
+    alignment against an estimate of 234, kernels/compiled-resources.csv); the planner's occupancy takes the listed
+    count there, and the estimate where nothing is listed or for the 3D CUDA-core tiles, whose counts only choose
+    tiles that do not spill."""
     from tcadvisor.gpu import plans as P
     from tcadvisor.hardware import find_spec
     from tcadvisor.validate.corpus import default_mma
@@ -423,7 +425,7 @@ def test_the_dense_kernel_occupancy_takes_the_compilers_registers_where_listed()
     plan = P.plan_tensor_cores(st, 32, "fp16", default_mma("tensor_core", st, 32, "fp16", spec))
     listed = P.compiled_resources()[(plan.source, P.defines_key(plan.defines))][0]
     estimate = min(plan.register_cap, plan.live_words + P.REGISTER_OVERHEAD[plan.source])
-    assert plan.registers == listed and listed > estimate + 16
+    assert plan.registers == listed and abs(listed - estimate) > 16
     # a configuration the table does not list (two warps per block): the estimate
     other = P.plan_tensor_cores(st, 32, "fp16", plan.mma, warps=2)
     assert (other.source, P.defines_key(other.defines)) not in P.compiled_resources()
