@@ -380,12 +380,12 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         # to it over its latency); in 2D one row per slice (its ir x tiles are in the tile's width already).
         # Counting all ni + ir - 1 rows had over-predicted the 3D Tensor Core kernels by a median of 37-38 % held
         # out (docs/model.md, "DRAM rows in flight in 3D").
-        rows_in = plan.options.get("ir", 1) if plan.dims == 3 else plan.options["ni"]
+        rows_dram = plan.options.get("ir", 1) if plan.dims == 3 else plan.options["ni"]
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
                        model.g_I: independent_mmas(plan), model.n_ob: plan.operand_bytes_per_mma,
 
-                       model.q_b: plan.tiles_per_block * plan.tile["x"] * S * rows_in * (1 + prefetch)})
+                       model.q_b: plan.tiles_per_block * plan.tile["x"] * S * rows_dram * (1 + prefetch)})
     return values, plan, occ, counts
 
 
