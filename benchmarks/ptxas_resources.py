@@ -10,7 +10,8 @@ configurations and skipped, but for the FP32 tiles FP16/BF16 borrow: those are c
 spill the generic rule goes on), the candidate tiles of :func:`tcadvisor.gpu.plans.cc3d_tile_candidates`
 are compiled in the planner's order with nvcc for sm_90 (``-Xptxas -v``, the options NVRTC gets from
 tcadvisor.gpu.backend.module) until one does not spill (at most plans.SPILL_TOLERANCE bytes); a depth where every candidate spills ends the
-shape's scan.  Then the dense Tensor Core kernel's default plan in 1D at every fused radius it takes (1 to
+shape's scan; where kernels/defaults.yaml reads the depth's shared rows as vectors (cc3d_vector_loads), the
+chosen tile's build with them too.  Then the dense Tensor Core kernel's default plan in 1D at every fused radius it takes (1 to
 tensor_cores.MAX_FUSED_RADIUS_1D) in FP64, TF32, FP16 and BF16, with the instruction it picks on an H100: in
 1D its register count grows with the K chunks, faster in 16-bit than the planner's estimate (FP16 at r·t = 64:
 156 registers against an estimate of 82), and a warp computes one tile and exits, so the resident warps set the
@@ -76,17 +77,30 @@ def scan(stencil, precision, workdir, known):
         print(f"{stencil.name} {precision} t={t} {tile}: {regs} registers, {spill} B spilled", flush=True)
         return spill
 
+    def vector_build(t):
+        """Where kernels/defaults.yaml reads this depth's shared rows as vectors: the build of the tile chosen in
+        the residue layout with them (the planner keeps them unless this build spills)."""
+        if plans.cc3d_vector_loads_default(stencil, t, precision):
+            try:
+                plan = plans.plan_cuda_cores(stencil, t, precision, vector_loads=True)
+            except TcAdvisorError:
+                return
+            o = plan.options
+            record(plan, t, f"v={o['v']} cols={plan.tile['x']} rows={o['by']} (rows read as vectors)")
+
     for t in range(1, 17):
         # FP16/BF16 pairs borrowing FP32's measured tile: compiled first; where it spills, the generic rule decides
         borrowed = plans.cc3d_borrowed_table_plan(stencil, t, precision)
         if borrowed is not None:
             o = borrowed.options
             if record(borrowed, t, f"v={o['v']} cols={borrowed.tile['x']} rows={o['by']} (FP32's)") <= plans.SPILL_TOLERANCE:
+                vector_build(t)
                 continue
             start = plans.cc3d_generic_start(stencil, t)
         else:
             start = plans.cc3d_generic_tile(stencil, t, precision)
             if start is None:
+                vector_build(t)
                 continue
         found = False
         try:
@@ -94,6 +108,7 @@ def scan(stencil, precision, workdir, known):
                 spill = record(plan, t, f"v={v} cols={start[1]} rows={by}")
                 if spill <= plans.SPILL_TOLERANCE:
                     found = True
+                    vector_build(t)
                     break
         except TcAdvisorError:
             pass

@@ -840,6 +840,82 @@ def variants_tc3d_align():
     return out
 
 
+def variants_cc3d_vld():
+    """The 3D CUDA-core kernel with its shared rows in order and read as 8- or 16-byte vectors (``vector_loads``,
+    K_VLD) beside the residue layout of before, at each configuration's defaults: the FP32 kernel issues an
+    instruction in 79 % of its cycles with the FMA pipe at 59 % (h100-sxm-2026-11-24/ncu-profiles.txt), and the
+    refined model, with the loads per update halved, predicts Box-3D1R FP32 1.03-1.05x and Star-3D1R FP32 up to
+    1.18x (t = 6).  Box-3D1R and Star-3D1R FP32/FP64 x1-x7 and FP16 x1-x5, Box-3D2R and Star-3D2R FP32 x1-x3 and
+    FP64 x1-x2, diagonal-3d and upwind-3d FP32 x1-x3; and FP32 radius 1 at t = 3-6 with four columns per thread
+    (16-byte loads), two rows each, which the residue layout's scalar loads had not favoured."""
+    g3 = "512x512x512"
+    cases = ([(st, dtype, t) for st in ("Box-3D1R", "Star-3D1R") for dtype in ("float", "double")
+              for t in range(1, 8)]
+             + [(st, "half", t) for st in ("Box-3D1R", "Star-3D1R") for t in range(1, 6)]
+             + [(st, "float", t) for st in ("Box-3D2R", "Star-3D2R") for t in (1, 2, 3)]
+             + [(st, "double", t) for st in ("Box-3D2R", "Star-3D2R") for t in (1, 2)]
+             + [(st, "float", t) for st in (DIAGONAL_3D, UPWIND_3D) for t in (1, 2, 3)])
+    out = []
+    for st, dtype, t in cases:
+        for vld in (False, True):
+            out.append((st, dtype, g3, "cuda_core", t, None, {"vector_loads": True} if vld else {}))
+    for st in ("Box-3D1R", "Star-3D1R"):
+        for t, rows in ((3, 30), (4, 48), (5, 42), (6, 40)):
+            out.append((st, "float", g3, "cuda_core", t, None,
+                        {"v": 4, "cols": 64, "rows": rows, "rows_per_thread": 2, "trap": True, "vector_loads": True}))
+    return out
+
+
+def variants_cc3d_addr():
+    """After cc3d-vld (vector loads 0.5-1.56x; the SASS of Box-3D1R FP32 x4, sass-cc3d-vld/, showed the loop
+    recomputing each step's shared-memory thread base and each row's 64-bit global address per plane: about 180
+    of its 1187 instructions beside 864 FFMA): the kernel with those hoisted (one thread base, the two plane
+    buffers chosen once per iteration, row offsets computed once) beside the file of before (``source``:
+    before-cc3d, commit 2b1b916's kernels/cuda_cores_3d.cu, written by the session script) and with the vector
+    loads, at each configuration's defaults: the cases of cc3d-vld."""
+    out = []
+    for st, dtype, grid, unit, t, mma, knobs in variants_cc3d_vld():
+        if knobs.get("v"):
+            continue
+        if not knobs:
+            out.append((st, dtype, grid, unit, t, mma, {"source": "before-cc3d"}))
+        out.append((st, dtype, grid, unit, t, mma, knobs))
+    return out
+
+
+def variants_cc3d_parts():
+    """After cc3d-addr (the hoisted addresses 0.76-1.54x the file of before; Nsight Compute's executed SASS,
+    cc3d-sass/: more IMAD, ISETP, SHF and constant loads in FP32, uniform-register moves in FP64): each half of
+    that change alone, residue layout, beside the file of before and both halves -- the global row offsets
+    computed once (``source``: rowhoist), the shared-memory thread base and the two plane buffers chosen once per
+    iteration (smembase); the files are written by benchmarks/cc3d_variants.py into build/kernels-at/."""
+    cases = [("Box-3D1R", "float", t) for t in (2, 3, 4, 5)] + [("Star-3D1R", "float", 4), ("Star-3D1R", "float", 6),
+             ("Box-3D1R", "double", 2), ("Box-3D1R", "double", 3), ("Box-3D1R", "half", 2), ("Box-3D1R", "half", 4),
+             ("Star-3D1R", "half", 3), ("Star-3D1R", "half", 4), (UPWIND_3D, "float", 1), ("Box-3D2R", "float", 3)]
+    out = []
+    for st, dtype, t in cases:
+        for source in ("before-cc3d", "rowhoist", "smembase", None):
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {"source": source} if source else {}))
+    return out
+
+
+def variants_cc3d_pairs():
+    """After cc3d-parts (the row offsets computed once: FP16 1.02-1.35x, FP32/FP64 0.96-1.02x; so only the FP16/BF16
+    pairs' loop takes them): the kernel of today beside the file of before (``source``: before-cc3d), with and
+    without the vector loads, for the 3D FP16 cases of cc3d-vld and Box-3D1R and Star-3D1R at t = 6-7.  (A first
+    run, h200-2026-11-28/cc3d-pairs-macro/, had the offsets written into one product per row and the measured
+    form beside, ``source``: rowhoist: 0.94-1.02x against 1.00-1.35x; today's file preprocesses to the measured
+    form's tokens for FP16/BF16 and to the file of before's for FP32/FP64.)"""
+    cases = ([(st, t) for st in ("Box-3D1R", "Star-3D1R") for t in range(1, 8)]
+             + [(st, t) for st in ("Box-3D2R", "Star-3D2R") for t in (1, 2, 3)]
+             + [(st, t) for st in (DIAGONAL_3D, UPWIND_3D) for t in (1, 2, 3)])
+    out = []
+    for st, t in cases:
+        for knobs in ({"source": "before-cc3d"}, {}, {"vector_loads": True}):
+            out.append((st, "half", "512x512x512", "cuda_core", t, None, knobs))
+    return out
+
+
 def write_unrolled_variant():
     """build/kernels-at/unroll2/tensor_cores.cu: today's kernels/tensor_cores.cu with ``#pragma unroll 2`` on the
     streaming loop (the experiment of ``--only tc-1d-rows-ahead``; not a bundled kernel)."""
@@ -1223,6 +1299,10 @@ SCANS = {
     "tc-xt-1d-deep": lambda args: variants_tc_xt_1d_deep(),
     "tc-align": lambda args: variants_tc_align(),
     "tc3d-align": lambda args: variants_tc3d_align(),
+    "cc3d-vld": lambda args: variants_cc3d_vld(),
+    "cc3d-addr": lambda args: variants_cc3d_addr(),
+    "cc3d-parts": lambda args: variants_cc3d_parts(),
+    "cc3d-pairs": lambda args: variants_cc3d_pairs(),
 }
 
 

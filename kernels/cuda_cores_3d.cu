@@ -20,13 +20,19 @@
 //    A step reads 2R + W rows of V + 2R values from shared memory for W*V
 //    outputs instead of 2R + 1 rows for V: fewer shared-memory wavefronts and
 //    load instructions per FMA, the limit of the W = 1 kernel.
+//  * K_VLD = 1: shared rows laid out in order (element L at L) instead of by residue, so that a thread reads
+//    its window of V + 2R values with VW-wide vector loads (8 or 16 bytes; VW the widest that divides V):
+//    ceil((V + 2R) / VW) load instructions per row instead of V + 2R.  The FP32 kernel is bound by
+//    instruction issue (tests of 2026-11-24: an instruction in 79 % of the cycles, the FMA pipe at 59 %),
+//    and stars issue few FMAs per value loaded.  The price: a thread's scalar stores of its V outputs
+//    land V words apart (V-way bank conflicts), where the residue layout has none.
 //
 // FP16 and BF16 (K_PAIR, kernels/cc_values.cuh): a block computes tiles 2b and 2b + 1 along x at once, each word
 // the same point of both (lane 0, lane 1), one packed FMA per tap; everything else is the FP32 kernel's.
 //
 // Compile-time parameters (-D): K_REAL or K_PAIR (1: FP16, 2: BF16), K_R, K_T, K_STAR, K_V (x columns per
-// thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF, K_W (optional,
-// default 0, 1 and 1), K_TAPS (optional: the taps of a stencil that is neither
+// thread), K_BX, K_BY (threads along x and y), K_TRAP, K_PF, K_W, K_VLD (optional,
+// default 0, 1, 1 and 0), K_TAPS (optional: the taps of a stencil that is neither
 // box nor star, a bitmask per row of the KW^3 box; see tap()).  R is the largest
 // |offset| on any axis, so every tap lies in the box and the pending planes, halos
 // and trimmed rows hold for any tap set.  Weights in __constant__ memory, indexed [p][a][b].
@@ -47,6 +53,9 @@
 #ifndef K_W
 #define K_W 1
 #endif
+#ifndef K_VLD
+#define K_VLD 0
+#endif
 #define TRAP K_TRAP
 #define PF K_PF
 #define W K_W
@@ -64,7 +73,15 @@
 #define SUB_BASE ((COLS + 2 * R + V - 1) / V)
 #define SUB_OFF ((BANKMOD / V) % BANKMOD)
 #define SUBLEN (SUB_BASE + ((SUB_OFF - SUB_BASE % BANKMOD) % BANKMOD + BANKMOD) % BANKMOD)
+#if K_VLD
+// values per vector load: the widest of 4, 2 (at most 16 bytes) dividing V; rows padded to a multiple of it, so
+// every window starts aligned and its last vector, which may read past the window, stays inside the row buffer
+#define VW ((V % 4 == 0 && 4 * sizeof(real) <= 16) ? 4 : (V % 2 == 0 && 2 * sizeof(real) <= 16) ? 2 : 1)
+#define NVEC ((NV + VW - 1) / VW)
+#define ROWBUF (((COLS + 2 * R + VW - 1) / VW) * VW)
+#else
 #define ROWBUF (V * SUBLEN)
+#endif
 #define PLANEBUF ((ROWS + 2 * R) * ROWBUF)
 
 #if TXO <= 0 || TYO <= 0
@@ -94,7 +111,12 @@ __device__ __forceinline__ constexpr bool tap(int p, int a, int b) {
     return STAR ? ((a == R && b == R) || (p == R && (a == R || b == R))) : true;
 }
 #endif
+#if K_VLD
+__device__ __forceinline__ int sidx(int L) { return L; }
+template <int N> struct alignas(N * sizeof(real)) real_vec { real x[N]; };
+#else
 __device__ __forceinline__ int sidx(int L) { return (L % V) * SUBLEN + L / V; }
+#endif
 
 extern "C" __global__ void __launch_bounds__(NT)
 cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
@@ -117,8 +139,32 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
     const long long colbase = (long long)Gx + X0 - HALO - OFF;
     const int prow = Gy + Y0 - HALO + ry0;  // padded row of this thread's first tile row
     bool row_ok[W];
+#if K_PAIR
+    // FP16/BF16 pairs: each row's offset in a plane computed once, so that a plane adds only its offset along z
+    // (ROW_SETUP, ROW_OK, ROW_SRC below; the outputs likewise).  Measured beside the per-plane products that the
+    // FP32 and FP64 kernels keep (validation/results/h200-2026-11-28/cc3d-parts/, cc3d-pairs/): FP16 1.08-1.35x
+    // at Star-3D1R x3-x7 and Box-3D1R x4, FP32 and FP64 0.96-1.02x.  The compiler's schedule of this loop turned
+    // on the exact form of these expressions (the same offsets written into one product per row: 0.97-1.01x), so
+    // the form measured is the form kept.
+    long long row_off[W];  // this thread's rows in a plane (both fields): a plane adds only its offset along z
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        row_ok[w] = prow + w >= 0 && prow + w < rows_padded;
+        row_off[w] = (long long)(prow + w) * pitch_y + colbase;
+    }
+// (used only as whole initialisers with an identifier argument, so written without parentheses: the form measured)
+#define ROW_SETUP(pz)                                                                                \
+    const bool zok_ = pz >= 0 && pz < planes_padded;                                                 \
+    const elem* const plane_ = in + (long long)pz * pitch_z;
+#define ROW_OK(w, pz) row_ok[w] && zok_
+#define ROW_SRC(w, pz) plane_ + row_off[w]
+#else
 #pragma unroll
     for (int w = 0; w < W; ++w) row_ok[w] = prow + w >= 0 && prow + w < rows_padded;
+#define ROW_SETUP(pz)
+#define ROW_OK(w, pz) row_ok[w] && pz >= 0 && pz < planes_padded
+#define ROW_SRC(w, pz) in + (long long)pz * pitch_z + (long long)(prow + w) * pitch_y + colbase
+#endif
 
     for (int k = tid; k < T * 2 * PLANEBUF; k += NT) smem[k] = real(0);
 
@@ -139,9 +185,10 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
 #define LOAD_PLANE(q, slot)                                                                          \
     {                                                                                                \
         const int pz_ = Gz + (q);                                                                    \
+        ROW_SETUP(pz_)                                                                               \
         _Pragma("unroll") for (int w = 0; w < W; ++w) {                                              \
-            const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
-            const elem* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
+            const bool ok_ = ROW_OK(w, pz_);                                                         \
+            const elem* src_ = ROW_SRC(w, pz_);                                                      \
             _Pragma("unroll") for (int m = 0; m < V / 2; ++m) {                                      \
                 if (ok_) load_lanes2(ld[slot][w][2 * m], ld[slot][w][2 * m + 1], src_ + 2 * (tx + m * BX), TXO, second); \
                 else ld[slot][w][2 * m] = ld[slot][w][2 * m + 1] = real(0);                          \
@@ -153,9 +200,10 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
 #define LOAD_PLANE(q, slot)                                                                          \
     {                                                                                                \
         const int pz_ = Gz + (q);                                                                    \
+        ROW_SETUP(pz_)                                                                               \
         _Pragma("unroll") for (int w = 0; w < W; ++w) {                                              \
-            const bool ok_ = row_ok[w] && pz_ >= 0 && pz_ < planes_padded;                            \
-            const elem* src_ = in + (long long)pz_ * pitch_z + (long long)(prow + w) * pitch_y + colbase; \
+            const bool ok_ = ROW_OK(w, pz_);                                                         \
+            const elem* src_ = ROW_SRC(w, pz_);                                                      \
             _Pragma("unroll") for (int k = 0; k < V; ++k)                                            \
                 ld[slot][w][k] = ok_ ? load_lanes(src_ + tx + k * BX, TXO, second) : real(0);        \
         }                                                                                            \
@@ -190,11 +238,24 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
             if (TRAP && (ry0 + W - 1 < R * s || ry0 >= ROWS - R * s)) continue;
             const int parity = (s == 1) ? (i & 1) : ((i - 1) & 1);
             const real* src = smem + ((s - 1) * 2 + parity) * PLANEBUF;
+#if K_VLD
+            real vals[KW + W - 1][NVEC * VW];
+#pragma unroll
+            for (int a = 0; a < KW + W - 1; ++a)
+#pragma unroll
+                for (int q = 0; q < NVEC; ++q) {
+                    const real_vec<VW> got = *reinterpret_cast<const real_vec<VW>*>(
+                        src + (ry0 + a) * ROWBUF + tx * V + q * VW);
+#pragma unroll
+                    for (int e = 0; e < VW; ++e) vals[a][q * VW + e] = got.x[e];
+                }
+#else
             real vals[KW + W - 1][NV];
 #pragma unroll
             for (int a = 0; a < KW + W - 1; ++a)
 #pragma unroll
                 for (int j = 0; j < NV; ++j) vals[a][j] = src[(ry0 + a) * ROWBUF + sidx(tx * V + j)];
+#endif
             real res[W][V];
 #pragma unroll
             for (int w = 0; w < W; ++w)
@@ -235,12 +296,19 @@ cc_stream3d(const elem* __restrict__ in, elem* __restrict__ out,
                     for (int v = 0; v < V; ++v) dst[w * ROWBUF + sidx(tx * V + v + R)] = res[w][v];
             } else {
                 const int q = Z0 + i + 1 - T * (1 + 2 * R);
+#if K_PAIR
+                elem* const plane = out + (long long)(Gz + q) * pitch_z + tx * V;
+#endif
 #pragma unroll
                 for (int w = 0; w < W; ++w) {
                     const int y = Y0 - HALO + ry0 + w;
                     if (q >= Z0 && q < Z1 && ry0 + w >= HALO && ry0 + w < HALO + TYO && y < ny) {
+#if K_PAIR
+                        elem* dst = plane + row_off[w];
+#else
                         elem* dst = out + (long long)(Gz + q) * pitch_z + (long long)(prow + w) * pitch_y + colbase
                                     + tx * V;
+#endif
                         const int x0 = X0 - HALO - OFF + tx * V;
 #pragma unroll
                         for (int v = 0; v < V; ++v) {

@@ -471,6 +471,7 @@ def get_variant(name: str = "base") -> Variant:
 # multiprocessors; docs/model.md derives each.  Quantities of the plan and the GPU:
 N_sm, f_clk, W_sm, N_b = sp.symbols("N_sm f_clk W N_b", positive=True)
 n_ld, n_st, n_mv, n_w, n_it, n_l = sp.symbols("n_ld n_st n_mv n_w n_it n_l", positive=True)
+n_vl = sp.Symbol("n_vl", positive=True)
 e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
 m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
 g_I = sp.Symbol("g_I", positive=True)
@@ -492,7 +493,8 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     f_clk: "SM clock [Hz]",
     W_sm: "resident warps per SM (occupancy of the plan)",
     N_b: "resident blocks per SM",
-    n_ld: "shared-memory loads per point update (per thread)",
+    n_ld: "shared-memory values loaded per point update (per thread)",
+    n_vl: "values per shared-memory load instruction (the 3D kernel's vector loads; 1 otherwise)",
     n_st: "shared-memory stores per point update",
     n_mv: "register moves per point update (pending partial sums shifted)",
     n_w: "32-bit words per value (2 for FP64)",
@@ -557,8 +559,9 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
         (m_cc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "cuda_core"),
         (c_fma, K * 2 * N_sm * f_clk / P_cc, "cycles", TERM_SYMBOLS[c_fma], "cuda_core"),
         (c_sh, (n_ld + n_st) * S / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_sh], "cuda_core"),
-        (c_is, (K + n_ld + n_st + n_mv + o_c) / (n_l * ISSUE_PER_CLOCK), "cycles", TERM_SYMBOLS[c_is], "cuda_core"),
-        (c_lat_cc, lambda_c * n_w * (K + n_ld + n_st + n_mv) / (32 * W_sm) + L_it / (N_b * n_it), "cycles",
+        (c_is, (K + n_ld / n_vl + n_st + n_mv + o_c) / (n_l * ISSUE_PER_CLOCK), "cycles", TERM_SYMBOLS[c_is],
+         "cuda_core"),
+        (c_lat_cc, lambda_c * n_w * (K + n_ld / n_vl + n_st + n_mv) / (32 * W_sm) + L_it / (N_b * n_it), "cycles",
          TERM_SYMBOLS[c_lat_cc], "cuda_core"),
         (eta_cc, c_fma / (sp.Max(c_fma, c_sh, c_is) + c_lat_cc), "",
          "the FMA pipe's share of the time per point update", "cuda_core"),

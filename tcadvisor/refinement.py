@@ -361,12 +361,14 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         stores = 1
         if plan.options.get("layout") == "tile1d":  # 1D: points in registers, only the 2r edges cross threads
             loads = stores = 2 * r / v
+        per_load = plan.options.get("values_per_load", 1)  # the 3D kernel's vector loads (vector_loads)
         pending = 2 * (plan.options["ry"] if plan.dims <= 2 else r)
         words = 2 if plan.precision == "fp64" else 1
         rows = plan.slices_per_step * (plan.tile["y"] if plan.dims == 3 else 1)
         lanes = plan.lanes  # FP16/BF16: every instruction updates one point of each of two tiles
         values.update({model.K: ctx.stencil.K, model.P_cc: ctx.gpu.peak("cuda_core", ctx.precision),
-                       model.n_ld: loads, model.n_st: stores, model.n_mv: pending * words, model.n_w: words,
+                       model.n_ld: loads, model.n_vl: per_load, model.n_st: stores, model.n_mv: pending * words,
+                       model.n_w: words,
                        model.n_l: lanes, model.n_it: plan.threads * v * plan.slices_per_step * plan.fuse * lanes,
                        model.q_b: rows * plan.tile["x"] * S * plan.options.get("prefetch", 1) * lanes})
     else:

@@ -18,6 +18,7 @@ import pytest
 
 import _host_cuda
 from tcadvisor.errors import TcAdvisorError
+from tcadvisor.gpu import plans
 from tcadvisor.gpu.checking import SweepCheck, perturb_largest_weight, sweep_interval
 from tcadvisor.gpu.numerics import from_storage, to_storage
 from tcadvisor.reference import random_weights
@@ -109,6 +110,21 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
 CUSTOM_KNOBS = [(CUSTOM[0], 2, "double", {"keep_columns": True, "direct_store": True, "async_copy": True}),
                 (CUSTOM[4], 2, "double", {"trap": True, "prefetch": 2, "rows_per_thread": 2, "v": 2, "rows": 24})]
 
+#: 3D shared rows in order, read as vectors (K_VLD): 2 and 4 values per load in FP32, 2 in FP64 (16 bytes),
+#: scalar at V = 1, windows of one vector and of several (r = 2, V = 4: 8 values, two loads), pairs of 16-bit
+#: values, a custom tap set, rows per thread and planes in flight around them.
+VECTOR_LOADS = [(Stencil.box(3, 1), 3, "float", {"vector_loads": True, "v": 2, "rows_per_thread": 2, "rows": 24,
+                                                 "trap": True}),
+                (Stencil.box(3, 1), 2, "float", {"vector_loads": True, "v": 4, "cols": 64, "rows": 16}),
+                (Stencil.box(3, 1), 2, "double", {"vector_loads": True, "v": 4, "cols": 64, "rows": 16,
+                                                  "prefetch": 2}),
+                (Stencil.star(3, 1), 3, "float", {"vector_loads": True}),
+                (Stencil.box(3, 2), 1, "float", {"vector_loads": True, "v": 4, "cols": 32, "rows": 16}),
+                (Stencil.box(3, 1), 2, "double", {"vector_loads": True, "v": 1, "cols": 32, "rows": 16}),
+                (Stencil.box(3, 1), 2, "half", {"vector_loads": True, "v": 2, "cols": 64, "rows": 16,
+                                                "rows_per_thread": 2, "trap": True}),
+                (CUSTOM[4], 2, "float", {"vector_loads": True, "v": 4, "cols": 64, "rows": 24, "rows_per_thread": 3})]
+
 
 def _ids(v):
     if isinstance(v, Stencil):
@@ -120,6 +136,7 @@ def _ids(v):
 
 @pytest.mark.parametrize("stencil, fuse, dtype, options",
                          [c + ({},) for c in CASES_3D + CASES_2D + CASES_CUSTOM + CASES_16] + KNOBS + CUSTOM_KNOBS
+                         + VECTOR_LOADS
                          + [(Stencil.box(1, 1), 3, "half", {"stage": False}),
                             (Stencil.box(1, 2), 3, "bfloat16", {"layout": "stream"}),
                             (Stencil.box(2, 1), 5, "half", {"keep_columns": True, "direct_store": True}),
@@ -163,6 +180,25 @@ def test_kept_columns_give_the_same_bits(host_kernels, stencil, fuse, dtype, opt
     kept = host_kernels(stencil, fuse, dtype, precision, w, keep_columns=True, **options)
     assert "own columns kept in registers" in kept.describe() and dict(kept.plan.defines)["K_KEEP"] == 1
     assert np.array_equal(run_sweep(plain, x).view(np.uint8), run_sweep(kept, x).view(np.uint8))
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", VECTOR_LOADS, ids=_ids)
+def test_vector_loads_give_the_same_bits(host_kernels, stencil, fuse, dtype, options):
+    """vector_loads changes only where a shared row's values sit and how many at a time a thread reads them:
+    every FMA sees the same operands in the same order, so the output is the residue layout's bit for bit; the
+    plan sizes the planes as the kernel lays them out (the wrapper compares the two), and the description
+    names the layout so that a recorded run reads back its plan."""
+    precision = PRECISION[dtype]
+    w = random_weights(stencil.mask(), np.random.default_rng(6))
+    x = data((11, 29, 70), dtype)
+    plain_options = {k: v for k, v in options.items() if k != "vector_loads"}
+    plain = host_kernels(stencil, fuse, dtype, precision, w, **plain_options)
+    vec = host_kernels(stencil, fuse, dtype, precision, w, **options)
+    assert dict(vec.plan.defines)["K_VLD"] == 1 and "K_VLD" not in dict(plain.plan.defines)
+    assert "rows read as vectors" in vec.describe() and "vectors" not in plain.describe()
+    assert np.array_equal(run_sweep(plain, x).view(np.uint8), run_sweep(vec, x).view(np.uint8))
+    again = plans.recorded_cuda_core_plan(stencil, fuse, precision, vec.describe())
+    assert again.defines == vec.plan.defines and again.smem == vec.plan.smem
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype", [(Stencil.box(3, 1), 3, "double"), (Stencil.box(2, 1), 4, "float"),

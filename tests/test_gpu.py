@@ -322,10 +322,12 @@ def test_sparse_half_accumulators_keep_results_in_their_interval(stencil, t, gri
     ("float", 4, {"v": 4, "cols": 128, "rows": 24, "trap": True}), ("double", 2, {"rows": 32, "prefetch": 3}),
     ("float", 4, {"v": 2, "cols": 64, "rows": 48, "trap": True, "rows_per_thread": 4}),
     ("double", 3, {"v": 2, "cols": 70, "rows": 30, "trap": True, "rows_per_thread": 3, "prefetch": 2}),
-    ("float", 2, {"rows_per_thread": 2})])
+    ("float", 2, {"rows_per_thread": 2}), ("float", 4, {"vector_loads": True}), ("double", 3, {"vector_loads": True}),
+    ("half", 4, {"vector_loads": False}), ("half", 2, {"vector_loads": True}),
+    ("float", 3, {"v": 4, "cols": 64, "rows": 30, "rows_per_thread": 2, "trap": True, "vector_loads": True})])
 def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
-    """The 3D CUDA-core kernel's knobs (trimmed rows, planes in flight, tile shape, rows per thread) on odd grids,
-    box and star."""
+    """The 3D CUDA-core kernel's knobs (trimmed rows, planes in flight, tile shape, rows per thread, shared rows
+    read as vectors) on odd grids, box and star."""
     from tcadvisor.gpu.runner import run
 
     for st, grid in ((Stencil.box(3, 1), "9x11x77"), (Stencil.star(3, 1), "13x70x45")):

@@ -92,7 +92,7 @@ class CudaCoreKernel(BundledKernel):
                  rows_per_iter: int | None = None, rows: int | None = None, trap: bool | None = None,
                  prefetch: int | None = None, rows_per_thread: int | None = None, async_copy: bool | None = None,
                  direct_store: bool | None = None, keep_columns: bool | None = None, layout: str | None = None,
-                 stage: bool | None = None):
+                 stage: bool | None = None, vector_loads: bool | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision)
         if why:
             raise TcAdvisorError(why)
@@ -104,7 +104,8 @@ class CudaCoreKernel(BundledKernel):
         self.plan = plans.plan_cuda_cores(stencil, fuse, precision, v=v, cols=cols, rows_per_iter=rows_per_iter,
                                           rows=rows, trap=trap, prefetch=prefetch, rows_per_thread=rows_per_thread,
                                           async_copy=async_copy, direct_store=direct_store,
-                                          keep_columns=keep_columns, layout=layout, stage=stage)
+                                          keep_columns=keep_columns, layout=layout, stage=stage,
+                                          vector_loads=vector_loads)
         plan = self.plan
         self.halo = plan.halo
         self.v = plan.options["v"]
@@ -259,7 +260,8 @@ class CudaCoreKernel(BundledKernel):
             layout = (f"{self.bx}x{self.by} threads x {self.v} columns"
                       + (f" x {opts['w']} rows" if opts.get("w", 1) != 1 else "")
                       + (", rows trimmed per step" if opts.get("trap") else "")
-                      + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else ""))
+                      + (f", {opts['prefetch']} planes in flight" if opts.get("prefetch", 1) != 1 else "")
+                      + (", rows read as vectors" if opts.get("vector_loads") else ""))
         return f"{layout}, halo {self.halo}, {self.smem // 1024} KiB shared, {self.kernel.num_regs} registers"
 
 

@@ -42,6 +42,7 @@ ENTRIES = {
     "direct_store_depths": "precision -> shape -> radius -> depths",
     "keep_columns_depths": "precision -> shape -> radius -> depths",
     "cc3d_radius1": "precision -> depth -> [v, cols, rows, rows per thread, planes in flight]",
+    "cc3d_vector_loads": "precision -> radius -> depths",
     "pairs_strips_2d": "from depth -> [columns per thread, strip columns]",
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
@@ -67,6 +68,7 @@ class MeasuredDefaults:
     direct_store_depths: dict  # (precision, shape, radius) -> depths
     keep_columns_depths: dict  # (precision, shape, radius) -> depths
     cc3d: dict  # (precision, depth) -> (v, cols, rows, rows per thread, planes in flight)
+    cc3d_vector_loads: dict  # (precision, radius) -> depths where the 3D kernel reads its shared rows as vectors
     pairs_strips_2d: tuple  # ((from depth, columns per thread, strip columns), ...) by depth, FP16/BF16 pairs
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
@@ -210,6 +212,11 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
             if not isinstance(tile, list) or len(tile) != 5:
                 raise rd.fail(where, "[v, cols, rows, rows per thread, planes in flight]", tile)
             cc3d[p, rd.int_(t, f"{where} depth", 1, 64)] = tuple(rd.int_(x, where, 1, 1024) for x in tile)
+    vector_loads = {}
+    for p, radii in rd.mapping(v["cc3d_vector_loads"], "cc3d_vector_loads.value", _CC_PRECISIONS + ("fp16",)).items():
+        for r, ts in rd.mapping(radii, f"cc3d_vector_loads.value.{p}").items():
+            where = f"cc3d_vector_loads.value.{p}"
+            vector_loads[p, rd.int_(r, f"{where} radius", 1, 64)] = rd.depths(ts, f"{where}.{r}")
     strips = []
     for t, pair in rd.mapping(v["pairs_strips_2d"], "pairs_strips_2d.value").items():
         where = f"pairs_strips_2d.value.{t}"
@@ -232,6 +239,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
         keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),
         cc3d=cc3d,
+        cc3d_vector_loads=vector_loads,
         pairs_strips_2d=tuple(sorted(strips)),
         tc=rd.by_fused_radius(v["tensor_cores"], "tensor_cores.value", rd.tc_entry),
         sptc_l2=rd.by_fused_radius(v["sparse_tensor_cores_l2_prefetch"], "sparse_tensor_cores_l2_prefetch.value",

@@ -171,6 +171,13 @@ def cc_tuned_as(precision: str) -> str:
     return "fp32" if CC_LANES[precision] > 1 else precision
 
 
+def cc3d_vector_loads_default(stencil: Stencil, t: int, precision: str) -> bool:
+    """Whether the 3D CUDA-core kernel's default plan reads its shared rows as vectors (``cc3d_vector_loads`` of
+    kernels/defaults.yaml: by precision -- BF16 takes FP16's --, stencil radius and depth)."""
+    key = ("fp16" if CC_LANES[precision] > 1 else precision, stencil.radius)
+    return t in defaults.measured().cc3d_vector_loads.get(key, ())
+
+
 #: The names the measured defaults had as constants of this module -> how :class:`defaults.MeasuredDefaults`
 #: holds them (the values are the same, read from kernels/defaults.yaml when first asked for).
 _MEASURED_NAMES = {"TC_DEFAULTS": "tc", "SPTC_L2_DEFAULTS": "sptc_l2", "CC3D_DEFAULTS": "cc3d",
@@ -535,7 +542,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                     prefetch: int | None = None, rows_per_thread: int | None = None,
                     async_copy: bool | None = None, direct_store: bool | None = None,
                     keep_columns: bool | None = None, layout: str | None = None,
-                    stage: bool | None = None) -> LaunchPlan:
+                    stage: bool | None = None, vector_loads: bool | None = None) -> LaunchPlan:
     """The CUDA-core kernels' shape (kernels/cuda_cores_1d.cu for 1D, cuda_cores_2d.cu for 2D,
     kernels/cuda_cores_3d.cu for 3D).
 
@@ -555,10 +562,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     along z; ``trap`` computes each step only on the rows that can reach a valid
     output, ``prefetch`` input planes are in flight per thread, each thread owns
     ``rows_per_thread`` adjacent rows (by = rows / rows_per_thread threads along y;
-    fewer shared-memory loads per FMA) (3D only).  A 3D plan asked for with no
-    knob at all takes ``cc3d_radius1`` of kernels/defaults.yaml where it has an entry; a knob given
+    fewer shared-memory loads per FMA) (3D only); ``vector_loads`` lays shared rows out in order and
+    reads each thread's window with 8- or 16-byte loads (3D only, K_VLD).  A 3D plan asked for with no
+    tile knob takes ``cc3d_radius1`` of kernels/defaults.yaml where it has an entry (``vector_loads``, a
+    layout, is not a tile knob: given alone it keeps the measured tile; not given, it is on where
+    ``cc3d_vector_loads`` lists the precision, radius and depth); a tile knob given
     leaves the others at their plain defaults (no trimming, one plane in flight,
-    one row per thread), so that a scan varies one thing at a time.
+    one row per thread, residue layout), so that a scan varies one thing at a time.
     """
     if precision not in CC_VALUES:
         raise TcAdvisorError(f"the CUDA-core kernel runs {', '.join(p.upper() for p in CC_VALUES)}, "
@@ -571,7 +581,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                                                   ("rows_per_thread", rows_per_thread, 1),
                                                   ("async_copy", async_copy, False),
                                                   ("direct_store", direct_store, False),
-                                                  ("keep_columns", keep_columns, False))
+                                                  ("keep_columns", keep_columns, False),
+                                                  ("vector_loads", vector_loads, False))
                  if value is not None and value != plain]
         if given:
             raise TcAdvisorError(f"{', '.join(given)}: the 1D CUDA-core kernel takes v, cols and stage only (its "
@@ -596,11 +607,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     size = cc_word_bytes(precision)  # shared memory holds words of the kernel's values
     words = _WORDS[precision]
     tuned, lanes = cc_tuned_as(precision), CC_LANES[precision]
-    if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)):
-        raise TcAdvisorError("rows, trap, prefetch and rows_per_thread are options of the 3D CUDA-core kernel")
+    if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)
+                              or vector_loads):
+        raise TcAdvisorError("rows, trap, prefetch, rows_per_thread and vector_loads are options of the 3D CUDA-core "
+                             "kernel")
     measured = defaults.measured()
-    measured_tile = (cc3d_measured_tile(stencil, precision, t) if stencil.dims == 3
-                     and all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread)) else None)
+    no_tile_knob = all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))
+    measured_tile = cc3d_measured_tile(stencil, precision, t) if stencil.dims == 3 and no_tile_knob else None
     if measured_tile is not None:
         v, cols, rows, rows_per_thread, prefetch = measured_tile
         trap = True
@@ -680,6 +693,14 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     by = (16 if halo <= 4 else 32) if rows is None else rows
     if generic:
         v, by = _cc3d_fitting_tile(stencil, t, precision, v, cols, by)
+    if vector_loads is None:  # cc3d_vector_loads of kernels/defaults.yaml, where no tile knob is given
+        vector_loads = no_tile_knob and cc3d_vector_loads_default(stencil, t, precision)
+        if vector_loads:  # measured on the tile the residue layout fits: kept unless its own build spills
+            report = compiled_resources().get(("cuda_cores_3d.cu", defines_key(
+                plan_cuda_cores(stencil, t, precision, v=v, cols=cols, rows=by, trap=trap, prefetch=prefetch,
+                                rows_per_thread=w, vector_loads=True).defines)))
+            vector_loads = report is None or report[1] <= SPILL_TOLERANCE
+    vector_loads = bool(vector_loads)
     if v < 1 or cols % v or by < 1 or by % w:
         raise TcAdvisorError(f"the 3D CUDA-core kernel's tile needs whole columns and rows per thread: cols = {cols}, "
                              f"v = {v}, rows = {by}, rows_per_thread = {w}")
@@ -690,18 +711,21 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                              f"3D CUDA-core kernel's {cols} x {by} tiles of at most 1024 threads "
                              "(use a smaller fusion depth)")
-    planebuf = (by + 2 * r) * _cc_rowbuf(cols, r, v, size)
+    vector_loads = bool(vector_loads)
+    planebuf = (by + 2 * r) * (_cc_rowbuf_in_order(cols, r, v, size) if vector_loads else _cc_rowbuf(cols, r, v, size))
     smem = t * 2 * planebuf * size
     live = _cc3d_live_words(r, t, v, w, prefetch, words) + cc_weight_words(stencil, precision)
     defines = (value, ("K_R", r), ("K_T", t), ("K_STAR", star), ("K_V", v), ("K_BX", bx), ("K_BY", byt))
     defines += ((("K_TRAP", 1),) * bool(trap) + (("K_PF", int(prefetch)),) * (prefetch != 1)
-                + (("K_W", w),) * (w != 1))
+                + (("K_W", w),) * (w != 1) + (("K_VLD", 1),) * vector_loads)
     defines += (("K_VEC2", 1),) * vec2
     defines += _cc_taps(stencil)
     return LaunchPlan("cuda_cores", "cuda_core", precision, 3, t, halo, bx * byt, (bx, byt, 1), smem,
                       {"x": cols, "y": by}, {"x": txo, "y": tyo}, 1, t * (1 + 2 * r), 1, live, defines,
                       options={"v": v, "bx": bx, "by": by, "w": w, "r": r, "planebuf": planebuf, "trap": bool(trap),
-                               "prefetch": int(prefetch), "flops_per_update": 2 * stencil.K,
+                               "prefetch": int(prefetch), "vector_loads": vector_loads,
+                               "values_per_load": _cc_values_per_load(v, r, size) if vector_loads else 1,
+                               "flops_per_update": 2 * stencil.K,
                                **({"lanes": lanes} if lanes > 1 else {})})
 
 
@@ -829,8 +853,9 @@ BLOCK_SMEM_LIMIT = 227 * 1024
 
 def cc3d_tile_candidates(stencil: Stencil, t: int, precision: str, v: int, cols: int, by: int):
     """The tiles the generic 3D rule tries, in order: (columns per thread, rows, plan) -- the default, then fewer
-    rows, then fewer columns per thread (benchmarks/ptxas_resources.py compiles them in this order); tiles whose
-    shared memory no GPU gives one block (:data:`BLOCK_SMEM_LIMIT`) are left out."""
+    rows, then fewer columns per thread (benchmarks/ptxas_resources.py compiles them in this order), in the
+    residue layout (``cc3d_vector_loads`` was measured on the tile this layout fits); tiles whose shared memory
+    no GPU gives one block (:data:`BLOCK_SMEM_LIMIT`) are left out."""
     halo = stencil.radius * t
     tried = set()
     for v_ in sorted({v, max(1, v // 2), 1}, reverse=True):
@@ -889,7 +914,7 @@ def _cc3d_fitting_tile(stencil: Stencil, t: int, precision: str, v: int, cols: i
 
 _CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?, ")
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
-                        r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?, halo")
+                        r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?(, rows read as vectors)?, halo")
 _CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
                         r"(, outputs stored from registers)?(, own columns kept in registers)?, halo")
 
@@ -912,7 +937,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
             w = int(m[4] or m[7] or 1)
             rows = by * w if m[4] else by
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=bx * v, rows=rows, trap=bool(m[5]),
-                                   prefetch=int(m[6] or 1), rows_per_thread=w)
+                                   prefetch=int(m[6] or 1), rows_per_thread=w, vector_loads=bool(m[8]))
     else:
         m = _CC1D_TEXT.match(description)
         if m and stencil.dims == 1:
@@ -1053,6 +1078,26 @@ def _cc_taps(stencil: Stencil) -> tuple:
             row = row * side + v + r
         bits[row] |= 1 << (off[-1] + r)
     return (("K_TAPS", "".join(f"_{b:0{digits}x}" for b in bits)),)
+
+
+def cc_vector_width(v: int, size: int) -> int:
+    """VW of kernels/cuda_cores_3d.cu with K_VLD: values per shared-memory vector load, the widest of 4 and 2
+    that divides V and fits 16 bytes (1: scalar loads)."""
+    return next((n for n in (4, 2) if v % n == 0 and n * size <= 16), 1)
+
+
+def _cc_values_per_load(v: int, r: int, size: int) -> float:
+    """Values a thread's shared-memory load instructions read on average with K_VLD: its window of V + 2r values
+    in ceil((V + 2r)/VW) vector loads (the refined model's n_vl: instructions, not bytes, change)."""
+    window = v + 2 * r
+    return window / -(-window // cc_vector_width(v, size))
+
+
+def _cc_rowbuf_in_order(cols: int, r: int, v: int, size: int) -> int:
+    """ROWBUF of the 3D kernel with K_VLD: the row in order, padded to whole vectors (the last window's last
+    vector may read past the window, never past the row)."""
+    vw = cc_vector_width(v, size)
+    return -(-(cols + 2 * r) // vw) * vw
 
 
 def _cc_rowbuf(cols: int, r: int, v: int, size: int) -> int:

@@ -1,0 +1,68 @@
+"""The 3D CUDA-core kernel's streaming loop in SASS, shared rows by residue against in order with vector loads
+(``vector_loads``, K_VLD): the opcode counts of the loop body per configuration (NVRTC, as the kernels are
+compiled when they run, and cuobjdump: benchmarks/nvrtc_sass.py; CuPy, no GPU time).
+
+    python benchmarks/sass_cc3d_vld.py --out DIR [--before FOLDER]   (FOLDER: an older cuda_cores_3d.cu beside)
+
+Why: the scan cc3d-vld (validation/results/h100-sxm-2026-11-28/cc3d-vld/) found the vector loads 0.5-1.56x the
+residue layout, and Nsight Compute on Box-3D1R FP32 x4 counted half the shared loads but 2.6 % more instructions
+in all; which instructions came in their place is in the SASS.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.nvrtc_sass import nvrtc_sass  # noqa: E402
+from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+
+LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)\s*([^;]*);")
+CASES = (("Box-3D1R", 4, "fp32"), ("Box-3D1R", 3, "fp32"), ("Box-3D1R", 2, "fp32"), ("Star-3D1R", 6, "fp32"),
+         ("Box-3D1R", 3, "fp64"), ("Star-3D1R", 3, "fp16"))
+SHOWN = ("FFMA", "HFMA2", "DFMA", "LDS", "STS", "LDG", "STG", "MOV", "IMAD", "IADD3", "LEA", "ISETP", "SEL", "BAR",
+         "PRMT", "LOP3", "SHF")
+
+
+def loop_body(sass: str) -> list[str]:
+    """Opcodes (with their modifiers) of the largest backward branch's body that holds the FMAs."""
+    ins = [(int(m[1], 16), m[3] + m[4], m[5]) for m in LINE.finditer(sass)]
+    best: list[str] = []
+    for addr, op, args in ins:
+        if op.startswith("BRA"):
+            t = re.search(r"0x([0-9a-f]+)", args)
+            if t and int(t[1], 16) < addr:
+                body = [o for a, o, _ in ins if int(t[1], 16) <= a <= addr]
+                if any(o.split(".")[0] in ("FFMA", "HFMA2", "DFMA") for o in body) and len(body) > len(best):
+                    best = body
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--before", help="a folder with an older kernels/cuda_cores_3d.cu to compile beside today's")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name, t, precision in CASES:
+        for vld, source in ([(False, args.before)] if args.before else []) + [(False, None), (True, None)]:
+            plan = plans.plan_cuda_cores(parse_stencil(name), t, precision, vector_loads=vld or None)
+            sass, regs = nvrtc_sass(plan, source)
+            tag = f"{name}-t{t}-{precision}-{'vld' if vld else 'residue'}{'-before' if source else ''}"
+            with open(os.path.join(args.out, f"sass-{tag}.txt"), "w") as f:
+                f.write(sass)
+            body = loop_body(sass)
+            ops = collections.Counter(o.split(".")[0] for o in body)
+            full = collections.Counter(o for o in body if o.split(".")[0] in ("LDS", "STS", "MOV", "IMAD"))
+            shown = " ".join(f"{k}={ops[k]}" for k in SHOWN if ops[k])
+            print(f"{tag}: {regs} registers, loop {len(body)} instructions: {shown}; {dict(full)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
