@@ -7,7 +7,7 @@
 set -u
 out=${1:?output folder}
 mkdir -p "$out" build/kernels-at/before-cc3d
-[ -s build/kernels-at/before-cc3d/cuda_cores_3d.cu ] || git show 2b1b916:kernels/cuda_cores_3d.cu > build/kernels-at/before-cc3d/cuda_cores_3d.cu
+[ -s build/kernels-at/before-cc3d/cuda_cores_3d.cu ] || bash benchmarks/cc3d_variants.sh  # or carried in
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
 python benchmarks/tune_gpu_kernels.py --out "$out" --only cc3d-addr --repeats 5 > "$out/scan.log" 2>&1
 python benchmarks/sass_cc3d_vld.py --out "$out/sass" > "$out/sass-summary.txt" 2>&1

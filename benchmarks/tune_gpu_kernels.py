@@ -888,7 +888,7 @@ def variants_cc3d_parts():
     cc3d-sass/: more IMAD, ISETP, SHF and constant loads in FP32, uniform-register moves in FP64): each half of
     that change alone, residue layout, beside the file of before and both halves -- the global row offsets
     computed once (``source``: rowhoist), the shared-memory thread base and the two plane buffers chosen once per
-    iteration (smembase); the files are written by benchmarks/cc3d_variants.py into build/kernels-at/."""
+    iteration (smembase); the files are written by benchmarks/cc3d_variants.sh into build/kernels-at/."""
     cases = [("Box-3D1R", "float", t) for t in (2, 3, 4, 5)] + [("Star-3D1R", "float", 4), ("Star-3D1R", "float", 6),
              ("Box-3D1R", "double", 2), ("Box-3D1R", "double", 3), ("Box-3D1R", "half", 2), ("Box-3D1R", "half", 4),
              ("Star-3D1R", "half", 3), ("Star-3D1R", "half", 4), (UPWIND_3D, "float", 1), ("Box-3D2R", "float", 3)]
