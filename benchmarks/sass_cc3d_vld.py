@@ -1,8 +1,12 @@
 """The 3D CUDA-core kernel's streaming loop in SASS, shared rows by residue against in order with vector loads
-(``vector_loads``, K_VLD): the opcode counts of the loop body per configuration (NVRTC, as the kernels are
-compiled when they run, and cuobjdump: benchmarks/nvrtc_sass.py; CuPy, no GPU time).
+(``vector_loads``, K_VLD): the opcode counts of the loop body per configuration (nvcc and cuobjdump; no GPU time).
 
-    python benchmarks/sass_cc3d_vld.py --out DIR [--before FOLDER]   (FOLDER: an older cuda_cores_3d.cu beside)
+nvcc's build is not the one that runs: NVRTC (CuPy) compiles the kernels, and its ptxas allotted Box-3D1R FP32 x4
+130 registers where nvcc's gave 143 (validation/results/h200-2026-11-28/cc3d-addr/); NVRTC 13's cubin was not read
+by cuobjdump.  So this is a first look; the SASS a timing is explained with is Nsight Compute's source page of the
+running kernel (benchmarks/gpu_session_cc3d_sass.sh).
+
+    python benchmarks/sass_cc3d_vld.py --out DIR
 
 Why: the scan cc3d-vld (validation/results/h100-sxm-2026-11-28/cc3d-vld/) found the vector loads 0.5-1.56x the
 residue layout, and Nsight Compute on Box-3D1R FP32 x4 counted half the shared loads but 2.6 % more instructions
@@ -18,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.nvrtc_sass import nvrtc_sass  # noqa: E402
+from benchmarks.sass_mix import compile_sass  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
@@ -46,14 +50,13 @@ def loop_body(sass: str) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--before", help="a folder with an older kernels/cuda_cores_3d.cu to compile beside today's")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name, t, precision in CASES:
-        for vld, source in ([(False, args.before)] if args.before else []) + [(False, None), (True, None)]:
-            plan = plans.plan_cuda_cores(parse_stencil(name), t, precision, vector_loads=vld or None)
-            sass, regs = nvrtc_sass(plan, source)
-            tag = f"{name}-t{t}-{precision}-{'vld' if vld else 'residue'}{'-before' if source else ''}"
+        for vld in (False, True):
+            plan = plans.plan_cuda_cores(parse_stencil(name), t, precision, vector_loads=vld)
+            sass, regs = compile_sass(plan)
+            tag = f"{name}-t{t}-{precision}-{'vld' if vld else 'residue'}"
             with open(os.path.join(args.out, f"sass-{tag}.txt"), "w") as f:
                 f.write(sass)
             body = loop_body(sass)
