@@ -434,3 +434,29 @@ def test_the_dense_kernel_occupancy_takes_the_compilers_registers_where_listed()
     cc = P.plan_cuda_cores(Stencil.box(3, 2), 2, "fp32")
     counted = P.compiled_resources()[(cc.source, P.defines_key(cc.defines))][0]
     assert cc.registers == min(cc.register_cap, cc.live_words + P.REGISTER_OVERHEAD[cc.source]) != counted
+
+
+def test_3d_cuda_core_vector_loads_where_the_defaults_list_them():
+    """cc3d_vector_loads of kernels/defaults.yaml (FP32 r = 1 at t = 3, FP16 r = 1 at t = 1 and 4, FP64 r = 1 at t = 1):
+    the default plan reads its shared rows as vectors there and not at the depths beside; BF16 takes FP16's; a tile
+    knob given leaves the residue layout (a scan varies one thing), vector_loads given alone keeps the measured
+    tile; the model reads the plan's values per load instruction."""
+    def vld(st, t, precision, **kw):
+        plan = plans.plan_cuda_cores(st, t, precision, **kw)
+        return dict(plan.defines).get("K_VLD") == 1 and plan.options["vector_loads"]
+
+    box = Stencil.box(3, 1)
+    assert vld(box, 3, "fp32") and not vld(box, 2, "fp32") and not vld(box, 4, "fp32")
+    assert vld(box, 4, "fp16") and vld(box, 4, "bf16") and not vld(box, 3, "bf16")
+    assert vld(box, 1, "fp64") and not vld(box, 2, "fp64")
+    assert not vld(box, 3, "fp32", v=2)
+    given = plans.plan_cuda_cores(box, 4, "fp32", vector_loads=True)
+    default = plans.plan_cuda_cores(box, 4, "fp32")
+    assert given.tile == default.tile and given.block == default.block and given.options["vector_loads"]
+    # v = 2 columns, r = 1: a window of 4 values in two 8-byte loads; v = 4, r = 2: 8 values in two 16-byte loads
+    assert plans.plan_cuda_cores(box, 3, "fp32").options["values_per_load"] == 2
+    assert plans.plan_cuda_cores(Stencil.box(3, 2), 1, "fp32", v=4, cols=32, rows=16,
+                                 vector_loads=True).options["values_per_load"] == 4
+    assert default.options["values_per_load"] == 1
+    with pytest.raises(TcAdvisorError, match="options of the 3D CUDA-core kernel"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 3, "fp32", vector_loads=True)
