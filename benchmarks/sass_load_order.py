@@ -20,8 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.sass_mix import compile_sass  # noqa: E402
 from benchmarks.sass_sptc_1d import loop_body  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
-from tcadvisor.mma import MmaShape  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.validate.corpus import default_mma  # noqa: E402
 
 #: (stencil, fuse, precision, unit): the 3D runs the model misses most and the 2D runs it gets right.
 CASES = (("Box-3D1R", 1, "fp16", "dense"), ("Box-3D1R", 2, "fp16", "dense"), ("Box-3D1R", 3, "fp16", "dense"),
@@ -30,21 +31,21 @@ CASES = (("Box-3D1R", 1, "fp16", "dense"), ("Box-3D1R", 2, "fp16", "dense"), ("B
          ("Box-2D1R", 1, "fp16", "dense"), ("Box-2D1R", 4, "fp16", "dense"), ("Box-2D2R", 2, "fp64", "dense"),
          ("Box-3D1R", 2, "fp16", "sparse"), ("Star-3D1R", 2, "fp16", "sparse"), ("Box-2D1R", 4, "fp16", "sparse"))
 KNOBS = ("prefetch", "wi", "wx", "ir", "bregs", "weights_shared", "l2_prefetch", "stages", "min_blocks")
-MMA = {"fp16": "m16n8k16", "tf32": "m16n8k8", "fp64": "m16n8k16"}
 
 
 def plan_of(name: str, fuse: int, precision: str, unit: str):
+    """The default plan, with the instruction the dense kernel picks on an H100 (as the corpus records it)."""
     stencil = parse_stencil(name)
     if unit == "sparse":
         return plans.plan_sparse_tensor_cores(stencil, fuse, precision)
-    shape = MMA[precision] if not (precision == "fp64" and stencil.dims == 3 and name == "Box-3D1R") else "m16n8k4"
-    return plans.plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(shape))
+    shape = default_mma("tensor_core", stencil, fuse, precision, find_spec("h100"))
+    return plans.plan_tensor_cores(stencil, fuse, precision, shape)
 
 
 def order(body: list[tuple[int, str]]) -> dict:
     """Counts of the loop body's global loads before the first MMA, between MMAs and after the last one."""
     ops = [o for _, o in body]
-    mma = [i for i, o in enumerate(ops) if o.startswith("HMMA") or o.startswith("DMMA")]
+    mma = [i for i, o in enumerate(ops) if o.startswith(("HMMA", "DMMA"))]
     ldg = [i for i, o in enumerate(ops) if o.startswith("LDG")]
     first, last = (mma[0], mma[-1]) if mma else (len(ops), -1)
     return {"instructions": len(ops), "mma": len(mma), "ldg": len(ldg),
