@@ -20,23 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.q_b_experiment import CORPORA  # noqa: E402
+from benchmarks.q_b_experiment import CORPORA, plan_options  # noqa: E402
 from tcadvisor import model, refinement  # noqa: E402
 from tcadvisor.hardware import resolve_gpu  # noqa: E402
-from tcadvisor.impls import find_impl  # noqa: E402
-from tcadvisor.mma import MmaShape  # noqa: E402
 from tcadvisor.validate import fitting as F  # noqa: E402
 
 PREDICTIONS = "validation/results/refined-fit-2026-11-27/predictions.csv"
-
-
-def options(run) -> dict:
-    row = run.row
-    impl = find_impl(F.PROFILES[run.unit])
-    mma = MmaShape.parse(row["mma"]) if row.get("mma") else None
-    ctx = refinement.Context(impl, impl.tiling, run.unit, run.stencil, run.fuse, row["dtype"], run.precision, mma,
-                             None)
-    return refinement.recorded_plan(ctx, row["kernel"]).options
 
 
 def main() -> int:
@@ -50,7 +39,7 @@ def main() -> int:
         for r in runs:
             key = (gpu, r.row["stencil"], r.unit, r.precision, str(r.row["fuse"]), r.row["grid"])
             prec = "FP16/BF16" if r.precision in ("fp16", "bf16") else r.precision.upper()
-            groups[(r.unit, r.stencil.dims, prec, options(r).get("ir", 1))].append(held[key])
+            groups[(r.unit, r.stencil.dims, prec, plan_options(r).get("ir", 1))].append(held[key])
         print(f"## {gpu}\n\n| unit | dims | precision | lines per warp | runs | median signed error |\n|---|---|---|---|---|---|")
         for k in sorted(groups):
             e = groups[k]
@@ -66,8 +55,8 @@ def main() -> int:
         print("| stencil | t | inner rows | DRAM bytes in flight q_b | measured | predicted | compute only | no latency |"
               "\n|---|---|---|---|---|---|---|---|")
         for r, p, c, n in sorted(zip(dense3, shipped, compute_only, no_latency),
-                                 key=lambda x: (options(x[0]).get("ir", 1), x[0].row["stencil"], x[0].fuse)):
-            print(f"| {r.row['stencil']} | {r.fuse} | {options(r).get('ir', 1)} | {r.inputs[model.q_b]:.0f} | "
+                                 key=lambda x: (plan_options(x[0]).get("ir", 1), x[0].row["stencil"], x[0].fuse)):
+            print(f"| {r.row['stencil']} | {r.fuse} | {plan_options(r).get('ir', 1)} | {r.inputs[model.q_b]:.0f} | "
                   f"{r.measured:.0f} | {p:.0f} ({p / r.measured - 1:+.0%}) | {c:.0f} | {n:.0f} |")
     return 0
 

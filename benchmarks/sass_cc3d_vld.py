@@ -17,34 +17,19 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.sass_mix import compile_sass  # noqa: E402
+from benchmarks.sass_sptc_1d import loop_body  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
-LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)\s*([^;]*);")
 CASES = (("Box-3D1R", 4, "fp32"), ("Box-3D1R", 3, "fp32"), ("Box-3D1R", 2, "fp32"), ("Star-3D1R", 6, "fp32"),
          ("Box-3D1R", 3, "fp64"), ("Star-3D1R", 3, "fp16"))
 SHOWN = ("FFMA", "HFMA2", "DFMA", "LDS", "STS", "LDG", "STG", "MOV", "IMAD", "IADD3", "LEA", "ISETP", "SEL", "BAR",
          "PRMT", "LOP3", "SHF")
-
-
-def loop_body(sass: str) -> list[str]:
-    """Opcodes (with their modifiers) of the largest backward branch's body that holds the FMAs."""
-    ins = [(int(m[1], 16), m[3] + m[4], m[5]) for m in LINE.finditer(sass)]
-    best: list[str] = []
-    for addr, op, args in ins:
-        if op.startswith("BRA"):
-            t = re.search(r"0x([0-9a-f]+)", args)
-            if t and int(t[1], 16) < addr:
-                body = [o for a, o, _ in ins if int(t[1], 16) <= a <= addr]
-                if any(o.split(".")[0] in ("FFMA", "HFMA2", "DFMA") for o in body) and len(body) > len(best):
-                    best = body
-    return best
 
 
 def main() -> int:
@@ -59,7 +44,7 @@ def main() -> int:
             tag = f"{name}-t{t}-{precision}-{'vld' if vld else 'residue'}"
             with open(os.path.join(args.out, f"sass-{tag}.txt"), "w") as f:
                 f.write(sass)
-            body = loop_body(sass)
+            body = [op for _, op in loop_body(sass, ("FFMA", "HFMA2", "DFMA"))]
             ops = collections.Counter(o.split(".")[0] for o in body)
             full = collections.Counter(o for o in body if o.split(".")[0] in ("LDS", "STS", "MOV", "IMAD"))
             shown = " ".join(f"{k}={ops[k]}" for k in SHOWN if ops[k])

@@ -30,9 +30,10 @@ KNOBS = ({}, {"whole_windows": True}, {"two_chains": True}, {"fixed_alignment": 
 CASES = (("Box-1D1R", 64, "fp16"), ("Box-1D1R", 16, "fp16"), ("Box-1D1R", 32, "tf32"))
 
 
-def loop_body(sass: str) -> list[tuple[int, str]]:
-    """(address, opcode) of the instructions of the largest backward branch's body that holds the MMAs (HMMA: the
-    sparse and 16-bit/TF32 dense kernels; DMMA: the dense FP64 kernel)."""
+def loop_body(sass: str, holding: tuple[str, ...] = ("HMMA", "DMMA")) -> list[tuple[int, str]]:
+    """(address, opcode) of the instructions of the largest backward branch's body that holds an instruction named
+    in ``holding`` (default the MMAs -- HMMA: the sparse and 16-bit/TF32 dense kernels; DMMA: the dense FP64 kernel;
+    the CUDA-core kernels' FMAs for benchmarks/sass_cc3d_vld.py)."""
     ins = [(int(m[1], 16), m[3] + m[4], m[5]) for m in LINE.finditer(sass)]
     best = []
     for addr, op, args in ins:
@@ -40,7 +41,7 @@ def loop_body(sass: str) -> list[tuple[int, str]]:
             t = re.search(r"0x([0-9a-f]+)", args)
             if t and int(t[1], 16) < addr:
                 body = [(a, o) for a, o, _ in ins if int(t[1], 16) <= a <= addr]
-                if any(o.startswith(("HMMA", "DMMA")) for _, o in body) and (not best or len(body) > len(best)):
+                if any(o.startswith(holding) for _, o in body) and (not best or len(body) > len(best)):
                     best = body
     return best
 
