@@ -2,8 +2,8 @@
 //
 // A field is stored padded: (nz + 2Gz) x (ny + 2Gy) x pitch elements, the
 // interior at [Gz, Gz+nz) x [Gy, Gy+ny) x [Gx, Gx+nx).  Before every sweep the
-// ghost cells are refreshed from the periodic interior, so a sweep of t fused
-// steps sees exactly what t steps on the periodic domain see.
+// ghost cells are refreshed from the periodic interior (ghost_shell), so a sweep
+// of t fused steps sees exactly what t steps on the periodic domain see.
 //
 // Compiled with -DK_REAL=double or -DK_REAL=float.
 
@@ -14,22 +14,49 @@ __device__ __forceinline__ int wrap(int v, int g, int n) {
     return g + (r < 0 ? r + n : r);
 }
 
-// Copy the periodic image into the ghost cells of one box region [z0,z1) x [y0,y1) x [x0,x1)
-// (padded coordinates).  The launcher covers the ghost shell with a few such regions.
-extern "C" __global__ void ghost_fill(real* f, int nz, int ny, int nx, int Gz, int Gy, int Gx,
-                                      long long sz, long long sy,
-                                      int z0, int z1, int y0, int y1, int x0, int x1)
+// The whole ghost shell in one launch: every ghost cell takes its periodic image in the interior, so the
+// cells are independent and their order does not matter.  Blocks [0, row_blocks) copy the ghost rows -- the
+// rows of the z ghost planes, then the y ghost rows of the interior planes -- row_chunk cells of one row each,
+// all nx + 2Gx cells of the row with x wrapped, the threads along x (coalesced); the other blocks copy the 2Gx
+// x ghosts of each interior row, one thread per cell.  Why one kernel and these shapes: the six region
+// launches of before, each cell with 64-bit divisions, took 55-95 us per sweep on a 512^3 field (Nsight
+// Compute's kernel time against the timed sweep, validation/results/h100-sxm-2026-11-28/shallow-3d/), 15-20 %
+// of a sweep at t = 1-2 in 16 bits.
+__device__ __forceinline__ int ghost_index(int k, int g, int n) {  // k-th of the 2g ghost positions
+    return k < g ? k : n + k;
+}
+
+extern "C" __global__ void ghost_shell(real* f, int nz, int ny, int nx, int Gz, int Gy, int Gx,
+                                       long long sz, long long sy, int row_chunk, int chunks, long long row_blocks,
+                                       long long edge_cells)
 {
-    const long long ex = x1 - x0, ey = y1 - y0, ez = z1 - z0;
-    const long long total = ex * ey * ez;
-    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * blockDim.x) {
-        const int x = x0 + (int)(idx % ex);
-        const long long rest = idx / ex;
-        const int y = y0 + (int)(rest % ey);
-        const int z = z0 + (int)(rest / ey);
-        const int sx = wrap(x, Gx, nx), sy_ = wrap(y, Gy, ny), sz_ = wrap(z, Gz, nz);
-        f[z * sz + y * sy + x] = f[sz_ * sz + sy_ * sy + sx];
+    const long long b = blockIdx.x;
+    if (b < row_blocks) {
+        const int Y = ny + 2 * Gy, X = nx + 2 * Gx;
+        long long r = b / chunks;
+        const int x0 = (int)(b - r * chunks) * row_chunk;
+        int z, y;
+        if (r < 2LL * Gz * Y) {  // a row of a z ghost plane (all Y rows of it)
+            z = ghost_index((int)(r / Y), Gz, nz);
+            y = (int)(r % Y);
+        } else {  // a y ghost row of an interior plane
+            r -= 2LL * Gz * Y;
+            z = Gz + (int)(r / (2 * Gy));
+            y = ghost_index((int)(r % (2 * Gy)), Gy, ny);
+        }
+        const real* src = f + wrap(z, Gz, nz) * sz + wrap(y, Gy, ny) * sy;
+        real* dst = f + z * sz + y * sy;
+        const int x1 = min(X, x0 + row_chunk);
+        for (int x = x0 + (int)threadIdx.x; x < x1; x += blockDim.x)
+            dst[x] = src[wrap(x, Gx, nx)];
+    } else {
+        const long long i = (b - row_blocks) * blockDim.x + threadIdx.x;
+        if (i >= edge_cells) return;
+        const long long row = i / (2 * Gx);
+        const int x = ghost_index((int)(i - row * 2 * Gx), Gx, nx);
+        const int z = Gz + (int)(row / ny), y = Gy + (int)(row % ny);
+        real* line = f + z * sz + y * sy;
+        line[x] = line[wrap(x, Gx, nx)];
     }
 }
 

@@ -133,7 +133,7 @@ class HostModule:
 
 class HostField(PaddedField):
     """A :class:`tcadvisor.gpu.fields.PaddedField` in host memory: the same layout and properties, NumPy data,
-    and the periodic ghost refresh done by NumPy instead of the ``ghost_fill`` kernel."""
+    and the periodic ghost refresh done by NumPy instead of the ``ghost_shell`` kernel."""
 
     def __init__(self, shape3, dtype, geometry):  # no super().__init__: that allocates on the GPU
         self.nz, self.ny, self.nx = shape3

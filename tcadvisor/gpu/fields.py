@@ -17,6 +17,9 @@ from .backend import cupy, module
 
 #: C type the ghost refresh copies elements as (a bitwise copy: 16-bit types are FP16 or BF16 patterns).
 COPY_TYPE = {8: "double", 4: "float", 2: "short"}
+#: Threads per block of the ghost refresh, and the cells of a ghost row one of its blocks copies.
+GHOST_THREADS = 256
+ROW_CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class PaddedField:
         if g.pitch < g.gx * 2 + self.nx:
             raise ValueError("pitch too small for the interior and its ghosts")
         self.data = cp.zeros((self.nz + 2 * g.gz, self.ny + 2 * g.gy, g.pitch), dtype=self.dtype)
-        self._ghost = module("fields.cu", (("K_REAL", COPY_TYPE[self.dtype.itemsize]),)).get_function("ghost_fill")
+        self._ghost = module("fields.cu", (("K_REAL", COPY_TYPE[self.dtype.itemsize]),)).get_function("ghost_shell")
 
     @property
     def interior(self):
@@ -72,13 +75,22 @@ class PaddedField:
                     (g.gz, g.gz + self.nz, g.gy, g.gy + self.ny, g.gx + self.nx, X)]
         return out
 
-    def refresh(self) -> None:
+    def shell_launch(self) -> tuple[int, tuple]:
+        """Blocks of :data:`GHOST_THREADS` threads and the arguments of ``ghost_shell`` (kernels/fields.cu) for
+        this field: ghost rows cut into chunks of :data:`ROW_CHUNK` cells, then one thread per x ghost cell of
+        the interior rows."""
         g = self.geometry
-        for z0, z1, y0, y1, x0, x1 in self.ghost_regions():
-            n = (z1 - z0) * (y1 - y0) * (x1 - x0)
-            blocks = min(max(1, (n + 255) // 256), 4096)
-            i32 = np.int32
-            self._ghost((blocks,), (256,), (self.data, i32(self.nz), i32(self.ny), i32(self.nx),
-                                            i32(g.gz), i32(g.gy), i32(g.gx),
-                                            np.int64(self.pitch_z), np.int64(self.pitch_y),
-                                            i32(z0), i32(z1), i32(y0), i32(y1), i32(x0), i32(x1)))
+        rows = 2 * g.gz * (self.ny + 2 * g.gy) + self.nz * 2 * g.gy
+        chunks = -(-(self.nx + 2 * g.gx) // ROW_CHUNK)
+        edge_cells = self.nz * self.ny * 2 * g.gx
+        blocks = rows * chunks + -(-edge_cells // GHOST_THREADS)
+        i32, i64 = np.int32, np.int64
+        return blocks, (self.data, i32(self.nz), i32(self.ny), i32(self.nx), i32(g.gz), i32(g.gy), i32(g.gx),
+                        i64(self.pitch_z), i64(self.pitch_y), i32(ROW_CHUNK), i32(chunks), i64(rows * chunks),
+                        i64(edge_cells))
+
+    def refresh(self) -> None:
+        """The periodic image into every ghost cell, one launch (nothing to do without ghosts)."""
+        blocks, args = self.shell_launch()
+        if blocks:
+            self._ghost((blocks,), (GHOST_THREADS,), args)

@@ -34,7 +34,7 @@ def emulate(x: np.ndarray, weights: np.ndarray, steps: int, cols: int = 64, rows
     gy, gx = RY * T, halo
     blocks_x = -(-W // txo)
     pitch = gx + blocks_x * txo + halo + 8
-    # padded input with periodic ghosts (what ghost_fill produces) and zeros beyond
+    # padded input with periodic ghosts (what ghost_shell produces) and zeros beyond
     padded = np.zeros((H + 2 * gy, pitch))
     rows = (np.arange(H + 2 * gy) - gy) % H
     colsi = (np.arange(gx + W + gx) - gx) % W
