@@ -6,15 +6,16 @@ included), each configuration with the refresh of before and with the new one.
 Why: at t = 1-2 in 16 bits a 512^3 sweep took 55-95 us longer than Nsight Compute's kernel time
 (validation/results/h100-sxm-2026-11-28/shallow-3d/), and the refresh was the only other work of a sweep.
 
-    python benchmarks/time_ghost_refresh.py OUT_DIR [OLD_FIELDS_CU]
+    python benchmarks/time_ghost_refresh.py OUT_DIR [--old FIELDS_CU] [--variant NAME=FIELDS_CU ...] [--refresh-only]
     ncu -k regex:ghost --metrics ... python benchmarks/time_ghost_refresh.py --profile
 
-OLD_FIELDS_CU (default build/kernels-at/fields-before.cu, ``git show 821dc41:kernels/fields.cu``) holds the
+--old (default build/kernels-at/fields-before.cu, ``git show 821dc41:kernels/fields.cu``) holds the
 ``ghost_fill`` kernel of before; it is launched the way ``PaddedField.refresh`` launched it then, one launch per
 region of ``ghost_regions()``.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import functools
 import os
@@ -25,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tcadvisor.gpu.fields import COPY_TYPE, Geometry, PaddedField  # noqa: E402
+from tcadvisor.gpu.fields import COPY_TYPE, GHOST_THREADS, Geometry, PaddedField  # noqa: E402
 from tcadvisor.gpu.runner import cupy, default_grid, run  # noqa: E402
 from tcadvisor.gpu.timing import timed_runs  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
@@ -82,11 +83,22 @@ def time_refresh(fn, repeats: int = 30) -> float:
 
 
 def main() -> None:
-    out = sys.argv[1]
-    old_src = sys.argv[2] if len(sys.argv) > 2 else "build/kernels-at/fields-before.cu"
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--old", default="build/kernels-at/fields-before.cu", help="the fields.cu of before")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
+                    help="another fields.cu whose ghost_shell takes the same launch: timed beside, refresh alone")
+    ap.add_argument("--refresh-only", action="store_true", help="skip the timed runs")
+    args = ap.parse_args()
+    out = args.out
     os.makedirs(out, exist_ok=True)
     cp = cupy()
-    old = OldRefresh(cp, open(old_src).read())
+    old = OldRefresh(cp, open(args.old).read())
+    variants = {}
+    for item in args.variant:
+        name, path = item.split("=", 1)
+        variants[name] = {k: cp.RawModule(code=open(path).read(), options=("-std=c++17", f"-DK_REAL={t}"))
+                          .get_function("ghost_shell") for k, t in COPY_TYPE.items()}
     rows = []
     for label, shape3, dtype, geo in FIELDS:
         f = PaddedField(shape3, dtype, geo)
@@ -103,13 +115,26 @@ def main() -> None:
                      "same": same, "unit": "us"})
         print(f"refresh {label:22s} old {t_old:8.1f} us  new {t_new:7.1f} us  {t_old / t_new:5.2f}x  same {same}",
               flush=True)
+        for name, fns in variants.items():
+            blocks, launch_args = f.shell_launch()
+            fn = fns[f.dtype.itemsize]
+            f.data[...] = 0
+            f.interior[...] = before[geo.gz:geo.gz + shape3[0], geo.gy:geo.gy + shape3[1],
+                                     geo.gx:geo.gx + shape3[2]]
+            fn((blocks,), (GHOST_THREADS,), launch_args)
+            ok = bool((f.data == before).all())
+            t_var = time_refresh(functools.partial(fn, (blocks,), (GHOST_THREADS,), launch_args))
+            rows.append({"what": f"refresh {name}", "case": label, "old": t_new, "new": t_var,
+                         "ratio": t_new / t_var, "same": ok, "unit": "us"})
+            print(f"refresh {label:22s} new {t_new:7.1f} us  {name} {t_var:7.1f} us  {t_new / t_var:5.2f}x  "
+                  f"same {ok}", flush=True)
         del f, before
         cp.get_default_memory_pool().free_all_blocks()
     new_refresh = PaddedField.refresh
 
     def old_refresh(field: PaddedField) -> None:
         old(field)
-    for unit, name, fuse, dtype in RUNS:
+    for unit, name, fuse, dtype in ([] if args.refresh_only else RUNS):
         stencil = parse_stencil(name)
         got = {}
         for which, checked in SEQUENCE:

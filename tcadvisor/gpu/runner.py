@@ -1,4 +1,4 @@
-"""Run a bundled kernel on the GPU: check every sweep, time it, set it against the model.
+"""Run a bundled kernel on the GPU: time it, check every sweep, set it against the model.
 
 ``run`` is the Python face of ``tcadvisor run``.  The kernel comes from the
 registry (:mod:`tcadvisor.gpu.registry`): ``unit`` picks the unit's bundled
@@ -276,18 +276,8 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     fa, fb = allocate_fields(kernels.values(), grid, dtype)
     x0 = initial_data(grid, dtype, seed)
 
-    result = output = None
-    if check:
-        try:
-            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w,
-                                            progress=None if progress is None else progress.update)
-        except cp.cuda.memory.OutOfMemoryError:
-            raise TcAdvisorError(f"checking grid {'x'.join(map(str, grid))} needs several float64 copies of it in GPU "
-                                 "memory; use a smaller --grid or --no-check") from None
-        state = [fa, fb] if len(plan) % 2 == 0 else [fb, fa]
-    else:
-        fa.interior[...] = x0
-        state = [fa, fb]
+    fa.interior[...] = x0
+    state = [fa, fb]
 
     def sweeps():
         a, b = state
@@ -297,13 +287,24 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
             a, b = b, a
         state[:] = [a, b]
 
-    # Timed: the sweeps alone (ghost refreshes included), continuing from the current state; the GPU is held
-    # busy before each repeat so that the interval does not include host launch latency (see .timing).
+    # Timed: the sweeps alone (ghost refreshes included) from x0; the GPU is held busy before each repeat so
+    # that the interval does not include host launch latency (see .timing).  Timed before the check, not after:
+    # right after the check's float64 work memory-bound sweeps ran 0.87-0.96x as fast for a second or two
+    # (validation/results/h100-sxm-2026-11-28/shallow-3d/checked-timing*.csv).
     if progress is not None:
         progress.phase(f"timing ({warmup} warm-up + {repeats} repeats of {len(plan)} sweeps)")
     times, _ = timed_runs(sweeps, repeats, warmup)
     seconds = statistics.median(times)
-    if output is None:
+
+    result = None
+    if check:  # from x0 again: the check's sweeps are the ones the timing repeated
+        try:
+            result, output = checked_sweeps(kernels, plan, dtype, (fa, fb), x0, w,
+                                            progress=None if progress is None else progress.update)
+        except cp.cuda.memory.OutOfMemoryError:
+            raise TcAdvisorError(f"checking grid {'x'.join(map(str, grid))} needs several float64 copies of it in GPU "
+                                 "memory; use a smaller --grid or --no-check") from None
+    else:
         output = state[0].interior.reshape(grid).copy()
 
     points = math.prod(grid)
