@@ -18,10 +18,11 @@ __device__ __forceinline__ int wrap(int v, int g, int n) {
 // cells are independent and their order does not matter.  Blocks [0, row_blocks) copy the ghost rows -- the
 // rows of the z ghost planes, then the y ghost rows of the interior planes -- row_chunk cells of one row each,
 // all nx + 2Gx cells of the row with x wrapped, the threads along x (coalesced); the other blocks copy the 2Gx
-// x ghosts of each interior row, one thread per cell.  Why one kernel and these shapes: the six region
-// launches of before, each cell with 64-bit divisions, took 55-95 us per sweep on a 512^3 field (Nsight
-// Compute's kernel time against the timed sweep, validation/results/h100-sxm-2026-11-28/shallow-3d/), 15-20 %
-// of a sweep at t = 1-2 in 16 bits.
+// x ghosts of each interior row, one thread per cell.  Why: the six region launches of before, each cell with
+// 64-bit divisions, took 72-92 us of device time on 512^3 fields, 15-20 % of a sweep at t = 1-2 in 16 bits;
+// this kernel 39-64 us (validation/results/h100-sxm-2026-11-28/shallow-3d/refresh.csv), most of it the x ghosts'
+// DRAM traffic: a 64-byte burst read and written at each end of every row.  One thread per row instead of per
+// cell measured 0.46-0.87x (refresh-variant-rowthread.csv).
 __device__ __forceinline__ int ghost_index(int k, int g, int n) {  // k-th of the 2g ghost positions
     return k < g ? k : n + k;
 }
