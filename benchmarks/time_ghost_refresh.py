@@ -3,7 +3,7 @@ one process: the refresh alone on the fields the bundled kernels use (device tim
 launches, as in the timed runs), then whole timed runs as ``tcadvisor run`` times them (refresh
 included), each configuration with the refresh of before and with the new one.
 
-Why: at t = 1-2 in 16 bits a 512^3 sweep took 55-95 us longer than Nsight Compute's kernel time
+Why: at t = 1-2 a 512^3 sweep took 79-99 us longer than Nsight Compute's kernel time
 (validation/results/h100-sxm-2026-11-28/shallow-3d/), and the refresh was the only other work of a sweep.
 
     python benchmarks/time_ghost_refresh.py OUT_DIR [--old FIELDS_CU] [--variant NAME=FIELDS_CU ...] [--refresh-only]
