@@ -1,7 +1,8 @@
 """Why a checked run (``tcadvisor run``'s default) timed memory-bound configurations slower than an unchecked one.
 
 Side by side in one process (validation/results/h100-sxm-2026-11-28/shallow-3d/refresh.csv showed checked runs
-0.87-0.96x at t = 1 and 0.98-1.00x at depth, when ``run`` timed after its check): each configuration timed
+0.86-0.96x where the sweep is memory-bound and 0.99-1.00x where it is compute-bound, when ``run`` timed after its
+check): each configuration timed
 
 * ``checked``: ``run(check=True)``, as the CLI runs it (since 2026-11-28 the timing comes before the check, so
   the modes below that add something between check and timing add it before the check's sweeps instead);

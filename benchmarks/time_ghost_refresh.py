@@ -51,8 +51,8 @@ RUNS = [  # (unit, stencil, fuse, dtype)
 
 
 #: The order of the timed runs of each configuration: (refresh, checked).  Interleaved, so that drift shows as
-#: a difference between repeats; checked and unchecked, because a run that checks first (as the corpus does)
-#: times right after the float64 reference has run on the GPU.
+#: a difference between repeats; checked and unchecked, because ``run`` then checked before it timed (it times
+#: first since 2026-11-28: benchmarks/checked_timing.py).
 SEQUENCE = [("old", False), ("new", False), ("old", True), ("new", True), ("new", False), ("old", False),
             ("new", True), ("old", True)]
 

@@ -48,6 +48,7 @@ CASES = [  # (nz, ny, nx), (gz, gy, gx, pitch)
     ((1, 6, 11), (0, 2, 2, 32)),     # 2D
     ((1, 1, 13), (0, 0, 4, 24)),     # 1D
     ((6, 5, 4), (1, 1, 0, 8)),       # no x ghosts
+    ((6, 9, 10), (1, 1, 3, 20)),     # 324 x ghost cells: more than one block of them
 ]
 
 
@@ -72,13 +73,16 @@ def test_ghost_rows_cut_into_chunks(monkeypatch, chunk):
 
 
 def test_launch_covers_the_shell_once():
+    """The ghost rows (whole padded rows) and the x ghosts of the interior rows are the padded box less the
+    interior, cell for cell; the x ghosts' blocks are as many as their threads need."""
     g = Geometry(2, 1, 3, 32)
-    f = _field((4, 5, 6), np.float64, g)
+    nz, ny, nx = 4, 5, 6
+    f = _field((nz, ny, nx), np.float64, g)
     blocks, args = f.shell_launch()
-    rows = 2 * 2 * (5 + 2) + 4 * 2 * 1  # z ghost planes, then the y ghost rows of the interior planes
-    edge = 4 * 5 * 2 * 3
-    assert args[11] == rows * 1 and args[12] == edge
-    assert blocks == rows + -(-edge // fields.GHOST_THREADS)
+    chunks, row_blocks, edge_cells = args[10], args[11], args[12]
+    X, Y, Z = nx + 2 * g.gx, ny + 2 * g.gy, nz + 2 * g.gz
+    assert chunks == 1 and row_blocks * X + edge_cells == Z * Y * X - nz * ny * nx
+    assert (blocks - row_blocks - 1) * fields.GHOST_THREADS < edge_cells <= (blocks - row_blocks) * fields.GHOST_THREADS
 
 
 def test_no_ghosts_no_launch():
@@ -93,10 +97,11 @@ def test_no_ghosts_no_launch():
     ("return k < g ? k : n + k;", "return k < g ? k : n + k - 1;"),  # right-hand ghosts one cell off
     ("if (i >= edge_cells) return;", "if (i >= edge_cells / 2) return;"),  # half the x ghosts never written
     ("z = Gz + (int)(r / (2 * Gy));", "z = Gz + (int)(r / (2 * Gy)) / 2;"),  # y ghost rows of the wrong planes
+    ("(b - row_blocks) * blockDim.x", "(b - row_blocks) * 64"),  # the x ghosts' blocks overlap, cells left
 ])
 def test_a_broken_refresh_fails(broken):
     """Negative controls: each of these wrong kernels leaves or writes a wrong cell the comparison sees."""
     text = (data_dir("kernels") / "fields.cu").read_text()
     assert broken[0] in text
-    f = _field((4, 5, 7), np.float64, Geometry(1, 2, 2, 16), text=text.replace(broken[0], broken[1]))
+    f = _field((6, 9, 10), np.float64, Geometry(1, 2, 3, 20), text=text.replace(broken[0], broken[1]))
     assert not np.array_equal(_refreshed_by_kernel(f), _expected(f))

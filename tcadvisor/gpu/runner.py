@@ -250,7 +250,7 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
 
     ``run(..., check=False, repeats=1, warmup=0, steps=fuse)`` launches exactly
     one sweep (plus the ghost-layer refresh, a kernel of another name).  ``progress`` (a
-    :class:`tcadvisor.progress.Progress`) is told the phases: compile, check (sweep i of n), timing.
+    :class:`tcadvisor.progress.Progress`) is told the phases: compile, timing, check (sweep i of n).
     """
     cp = cupy()
     profile = registry.resolve(unit, impl)
@@ -287,10 +287,11 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
             a, b = b, a
         state[:] = [a, b]
 
-    # Timed: the sweeps alone (ghost refreshes included) from x0; the GPU is held busy before each repeat so
-    # that the interval does not include host launch latency (see .timing).  Timed before the check, not after:
-    # right after the check's float64 work memory-bound sweeps ran 0.87-0.96x as fast for a second or two
-    # (validation/results/h100-sxm-2026-11-28/shallow-3d/checked-timing*.csv).
+    # Timed: the sweeps alone (ghost refreshes included), the warm-up from x0 and the repeats continuing from
+    # there; the GPU is held busy before each repeat so that the interval does not include host launch latency
+    # (see .timing).  Timed before the check, not after: timed right after their own check, memory-bound runs
+    # measured 0.86-0.96x as fast, 1.00x with two seconds idle between (validation/results/h100-sxm-2026-11-28/
+    # shallow-3d/checked-timing*.csv, refresh.csv).
     if progress is not None:
         progress.phase(f"timing ({warmup} warm-up + {repeats} repeats of {len(plan)} sweeps)")
     times, _ = timed_runs(sweeps, repeats, warmup)

@@ -10,12 +10,6 @@ up to 12 % of a 4-sweep interval).  So each repeat first launches a one-thread k
 that spins for twice the time the host took to enqueue the previous run (at least
 :data:`HOLD_MIN_S`); the start event, the work and the stop event queue up behind
 it and the interval holds the GPU's work alone.
-
-That holds only while the host enqueues within the hold.  A repeat whose enqueue outlasted its hold -- the
-GPU may have waited for the host inside the interval -- is timed again behind a hold of twice that enqueue, up
-to :data:`HOLD_TRIES` times.  (Written while looking for why runs timed right after their check were 0.87-0.96x
-as fast; that was not it -- the runner now times before it checks: validation/results/h100-sxm-2026-11-28/
-shallow-3d/checked-timing*.csv.)
 """
 from __future__ import annotations
 
@@ -30,8 +24,6 @@ from .backend import cupy, device_info, module
 #: Shortest hold before a timed interval, and the hold before the first one when nothing was enqueued yet.
 HOLD_MIN_S = 1e-3
 HOLD_FIRST_S = 5e-3
-#: Tries of one repeat whose enqueue outlasts its hold before its time is taken as it is.
-HOLD_TRIES = 4
 
 
 @lru_cache(maxsize=1)
@@ -59,18 +51,14 @@ def timed_runs(fn, repeats: int = 3, warmup: int = 1) -> tuple[list[float], obje
     cp.cuda.Device().synchronize()
     times = []
     for _ in range(repeats):
-        for _ in range(HOLD_TRIES):
-            hold = HOLD_FIRST_S if enqueue is None else max(HOLD_MIN_S, 2 * enqueue)
-            hold_gpu(hold)
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            t0 = time.perf_counter()
-            out = fn()
-            enqueue = time.perf_counter() - t0
-            stop.record()
-            stop.synchronize()
-            if enqueue < hold:  # everything was queued before the hold ended: no wait for the host inside
-                break
+        hold_gpu(HOLD_FIRST_S if enqueue is None else max(HOLD_MIN_S, 2 * enqueue))
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        t0 = time.perf_counter()
+        out = fn()
+        enqueue = time.perf_counter() - t0
+        stop.record()
+        stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
     return times, out
 

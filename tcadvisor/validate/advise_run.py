@@ -2,7 +2,7 @@
 
 The advice is a prediction; this runs it.  The recommended configuration (the unit and depth the
 verdict names, or the winner at ``--fuse``) and the best configuration of another unit are run
-with the bundled kernels (checked, then timed like ``tcadvisor validate``), and each measurement
+with the bundled kernels (timed, then checked like ``tcadvisor validate``), and each measurement
 is printed beside two predictions: the model for the bundled kernel that ran (its own α,
 counted from the operands it uploads), and the advice's (the implementation profile the advice
 compared, e.g. ConvStencil's α).  The two differ when the advice's implementation is not the

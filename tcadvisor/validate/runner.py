@@ -2,10 +2,10 @@
 
 For each configuration (case, depth, unit) of each suite, in file order:
 
-1. the bundled kernel's runner (:func:`tcadvisor.gpu.runner.run`) checks the output against the
-   float64 reference first, then times the sweeps: a warm-up, CUDA events, the median of the
-   suite's repeats (at least 5), on a grid whose working set exceeds the L2 cache
-   (``grid: auto``);  a kernel that refuses the configuration is recorded as skipped, with why;
+1. the bundled kernel's runner (:func:`tcadvisor.gpu.runner.run`) times the sweeps -- a warm-up,
+   CUDA events, the median of the suite's repeats (at least 5), on a grid whose working set exceeds
+   the L2 cache (``grid: auto``) -- then checks the same sweeps against the float64 reference;
+   a kernel that refuses the configuration is recorded as skipped, with why;
 2. with ``--profile``, Nsight Compute measures one sweep of each configuration that ran
    (:mod:`.ncu`, :mod:`.profile_driver`), in chunks, so a profile that runs out of time loses
    one chunk and not the session;
