@@ -173,4 +173,3 @@ def test_timing_holds_the_gpu_before_each_interval(monkeypatch):
         assert hold[0] == "hold" and hold[1] >= 2 * 0.004
     first = timing.timed_runs(lambda: None, repeats=1, warmup=0)
     assert first[0] and log[-3:] == [("hold", timing.HOLD_FIRST_S), "record", "record"]
-
