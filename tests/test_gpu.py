@@ -479,6 +479,17 @@ def test_output_array_and_measurements():
     assert res.gstencils > 0 and res.bound_gstencils > 0 and 0 < res.fraction_of_bound
     assert res.executed_tflops >= res.useful_tflops * 0.999
     assert len(res.seconds_all) == 5 and res.kernel_name == "cuda_cores" and res.cuda_function
+    # the ghost refresh timed alone: shorter than a sweep, which begins with one
+    assert 0 < res.refresh_seconds < res.seconds / len(res.sweeps) and 0 < res.refresh_share < 1
+
+
+def test_the_refresh_share_of_a_3d_run():
+    """On a 3D field whose rows are long enough for the refresh to be measurable, it is a few percent of a
+    memory-bound sweep (39-63 us of 300-1100 us on a 512^3 field on the H100: x-images/NOTES.md)."""
+    from tcadvisor.gpu.runner import run
+
+    res = run(Stencil.box(3, 1), "half", "tensor_core", fuse=1, grid="256x256x256", steps=4, check=False)
+    assert 0.01 < res.refresh_share < 0.5
 
 
 def test_bfloat16_output_is_bit_patterns():

@@ -173,3 +173,28 @@ def test_timing_holds_the_gpu_before_each_interval(monkeypatch):
         assert hold[0] == "hold" and hold[1] >= 2 * 0.004
     first = timing.timed_runs(lambda: None, repeats=1, warmup=0)
     assert first[0] and log[-3:] == [("hold", timing.HOLD_FIRST_S), "record", "record"]
+
+
+def test_the_ghost_refresh_is_reported_beside_the_throughput():
+    """``run`` times one ghost refresh alone (each timed sweep began with one); the text and the JSON give it per
+    sweep and as a share of the timed sweeps, and say the model's bound leaves it out."""
+    from tcadvisor.gpu import commands
+    from tcadvisor.gpu.runner import RunResult
+    from tcadvisor.stencil import parse_stencil
+
+    res = RunResult(stencil=parse_stencil("Box-3D1R"), unit="sparse_tensor_core", impl="tcadvisor-sptc",
+                    kernel_name="sparse_tensor_cores", cuda_function="sptc_stream", dtype="half", precision="fp16",
+                    mma="m16n8k32", fuse=2, grid=(512, 512, 512), steps=8, sweeps=[2, 2, 2, 2], device="GPU",
+                    kernel="k", seconds=4 * 470e-6, seconds_all=[4 * 470e-6] * 5, gstencils=571.0,
+                    useful_tflops=30.8, executed_tflops=90.0, executed_flops_per_point=1000.0, alpha=None,
+                    bound_gpu="H100", bound_gstencils=1149.0, bound="memory", prediction=None, checked=False,
+                    refresh_seconds=51.7e-6)
+    assert res.refresh_share == pytest.approx(51.7 / 470)
+    text = commands.format_result(res)
+    line = next(x for x in text.splitlines() if "ghost refresh" in x)
+    assert "51.7 µs before each sweep" in line and "11.0 % of the time" in line and "bound leaves it out" in line
+    d = commands.result_dict(res)
+    assert d["refresh_seconds_per_sweep"] == pytest.approx(51.7e-6) and d["refresh_share"] == pytest.approx(0.11,
+                                                                                                              abs=1e-3)
+    res.refresh_seconds = None  # results made before the refresh was timed: no line, no share
+    assert res.refresh_share is None and "ghost refresh" not in commands.format_result(res)

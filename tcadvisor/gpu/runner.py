@@ -70,10 +70,20 @@ class RunResult:
     checked: bool
     check: CheckResult | None = None
     output: object = field(default=None, repr=False)
+    #: Seconds of one periodic ghost refresh of the run's fields, timed alone: every sweep of ``seconds`` includes
+    #: one, and the model's bound leaves it out (it is the periodic problem's cost, not the stencil's).
+    refresh_seconds: float | None = None
 
     @property
     def fraction_of_bound(self) -> float | None:
         return None if not self.bound_gstencils else self.gstencils / self.bound_gstencils
+
+    @property
+    def refresh_share(self) -> float | None:
+        """Share of the timed sweeps spent refreshing ghost layers (one refresh per sweep)."""
+        if self.refresh_seconds is None or not self.seconds:
+            return None
+        return self.refresh_seconds * len(self.sweeps) / self.seconds
 
     @property
     def passed(self) -> bool | None:
@@ -249,7 +259,8 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
     """Run ``steps`` time steps of ``stencil`` with a bundled kernel, ``fuse`` steps per sweep.
 
     ``run(..., check=False, repeats=1, warmup=0, steps=fuse)`` launches exactly
-    one sweep (plus the ghost-layer refresh, a kernel of another name).  ``progress`` (a
+    one sweep (plus the ghost-layer refresh, a kernel of another name, which is then
+    also timed alone: ``refresh_seconds``).  ``progress`` (a
     :class:`tcadvisor.progress.Progress`) is told the phases: compile, timing, check (sweep i of n).
     """
     cp = cupy()
@@ -296,6 +307,11 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
         progress.phase(f"timing ({warmup} warm-up + {repeats} repeats of {len(plan)} sweeps)")
     times, _ = timed_runs(sweeps, repeats, warmup)
     seconds = statistics.median(times)
+    # The refresh alone, on the same fields (each sweep above began with one): what of the time the periodic
+    # boundary costs, reported beside the throughput (validation/results/h100-sxm-2026-11-28/x-images/: 39-63 us of
+    # a 300-1100 us sweep of a 512^3 field).
+    refresh_times, _ = timed_runs(state[0].refresh, repeats, 1)
+    refresh_seconds = statistics.median(refresh_times)
 
     result = None
     if check:  # from x0 again: the check's sweeps are the ones the timing repeated
@@ -321,4 +337,5 @@ def run(stencil: Stencil, dtype: str = "double", unit: str | None = None, impl: 
         executed_tflops=executed / seconds / 1e12, executed_flops_per_point=executed / (points * len(plan)),
         alpha=alpha, bound_gpu=spec.name, bound_gstencils=opt.gstencils if opt.available else None,
         bound=opt.bound if opt.available else None, prediction=opt, checked=check, check=result, output=output,
+        refresh_seconds=refresh_seconds,
     )
