@@ -14,28 +14,38 @@ __device__ __forceinline__ int wrap(int v, int g, int n) {
     return g + (r < 0 ? r + n : r);
 }
 
-// The whole ghost shell in one launch: every ghost cell takes its periodic image in the interior, so the
-// cells are independent and their order does not matter.  Blocks [0, row_blocks) copy the ghost rows -- the
-// rows of the z ghost planes, then the y ghost rows of the interior planes -- row_chunk cells of one row each,
-// all nx + 2Gx cells of the row with x wrapped, the threads along x (coalesced); the other blocks copy the 2Gx
-// x ghosts of each interior row, one thread per cell.  Why: the six region launches of before, each cell with
-// 64-bit divisions, took 72-92 us of device time on 512^3 fields, 15-20 % of a sweep at t = 1-2 in 16 bits;
-// this kernel 39-64 us (validation/results/h100-sxm-2026-11-28/shallow-3d/refresh.csv), most of it the x ghosts'
-// DRAM traffic: a 64-byte burst read and written at each end of every row.  One thread per row instead of per
-// cell measured 0.46-0.87x (refresh-variant-rowthread.csv).
+// The whole ghost shell in one launch: every ghost cell takes its periodic image in the interior, so the cells
+// are independent and their order does not matter.  Blocks [0, row_blocks) copy the ghost rows -- the rows of the
+// z ghost planes, then the y ghost rows of the interior planes -- one warp per `row_chunk` cells of a row (1 KiB),
+// all nx + 2Gx cells of the row with x wrapped; the other blocks copy the 2Gx x ghosts of each interior row, one thread
+// per cell.  Why: the six region launches of before, each cell with 64-bit divisions, took 72-92 us of device time
+// on 512^3 fields, 15-20 % of a sweep at t = 1-2 in 16 bits; this kernel 39-64 us
+// (validation/results/h100-sxm-2026-11-28/shallow-3d/refresh.csv), most of it the x ghosts' DRAM traffic: a
+// 64-byte burst read and written at each end of every row.  One thread per row instead of per cell measured
+// 0.46-0.87x (refresh-variant-rowthread.csv).
+//
+// `vec` (16 / sizeof(real), or 0): the rows are 16-byte aligned, so a row's interior columns, which are its
+// source row's same columns, move as 16-byte vectors, and only the ghost columns at its ends one element per
+// lane.  Element by element, a multiprocessor's resident warps keep 2-8 bytes per lane in flight and the rows of a
+// 512^3 field moved at about a quarter of the copy bandwidth (13-25 us of the refresh, x-images/NOTES.md).
 __device__ __forceinline__ int ghost_index(int k, int g, int n) {  // k-th of the 2g ghost positions
     return k < g ? k : n + k;
 }
 
+struct alignas(16) vec16 { unsigned w[4]; };
+
 extern "C" __global__ void ghost_shell(real* f, int nz, int ny, int nx, int Gz, int Gy, int Gx,
                                        long long sz, long long sy, int row_chunk, int chunks, long long row_blocks,
-                                       long long edge_cells)
+                                       long long edge_cells, long long row_units, int vec)
 {
     const long long b = blockIdx.x;
     if (b < row_blocks) {
+        const int lane = threadIdx.x % 32;
+        const long long unit = b * (blockDim.x / 32) + threadIdx.x / 32;
+        if (unit >= row_units) return;
         const int Y = ny + 2 * Gy, X = nx + 2 * Gx;
-        long long r = b / chunks;
-        const int x0 = (int)(b - r * chunks) * row_chunk;
+        long long r = unit / chunks;
+        const int x0 = (int)(unit - r * chunks) * row_chunk;
         int z, y;
         if (r < 2LL * Gz * Y) {  // a row of a z ghost plane (all Y rows of it)
             z = ghost_index((int)(r / Y), Gz, nz);
@@ -48,8 +58,15 @@ extern "C" __global__ void ghost_shell(real* f, int nz, int ny, int nx, int Gz, 
         const real* src = f + wrap(z, Gz, nz) * sz + wrap(y, Gy, ny) * sy;
         real* dst = f + z * sz + y * sy;
         const int x1 = min(X, x0 + row_chunk);
-        for (int x = x0 + (int)threadIdx.x; x < x1; x += blockDim.x)
-            dst[x] = src[wrap(x, Gx, nx)];
+        int m0 = x1, m1 = x1;  // [m0, m1): whole vectors of interior columns (none without vec)
+        if (vec) {
+            m0 = (max(x0, Gx) + vec - 1) / vec * vec;
+            m1 = max(m0, min(x1, Gx + nx) / vec * vec);
+            for (int v = m0 / vec + lane; v < m1 / vec; v += 32)
+                reinterpret_cast<vec16*>(dst)[v] = reinterpret_cast<const vec16*>(src)[v];
+        }
+        for (int x = x0 + lane; x < min(x1, m0); x += 32) dst[x] = src[wrap(x, Gx, nx)];
+        for (int x = max(x0, m1) + lane; x < x1; x += 32) dst[x] = src[wrap(x, Gx, nx)];
     } else {
         const long long i = (b - row_blocks) * blockDim.x + threadIdx.x;
         if (i >= edge_cells) return;

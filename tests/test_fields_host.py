@@ -64,8 +64,9 @@ def test_refresh_fills_the_shell_with_the_periodic_image(shape3, geo, dtype):
 
 @pytest.mark.parametrize("chunk", [1, 4, 5])
 def test_ghost_rows_cut_into_chunks(monkeypatch, chunk):
-    """A ghost row longer than one block's chunk is copied by several blocks, each its own cells."""
-    monkeypatch.setattr(fields, "ROW_CHUNK", chunk)
+    """A ghost row longer than one warp's chunk is copied by several warps, each its own cells (chunks of whole
+    vectors, and of cells that split them)."""
+    monkeypatch.setattr(fields, "ROW_CHUNK_BYTES", 4 * chunk)  # FP32: `chunk` cells
     f = _field((3, 4, 10), np.float32, Geometry(1, 2, 2, 16))
     blocks, args = f.shell_launch()
     assert args[10] == -(-14 // chunk)  # chunks per row: nx + 2gx = 14 cells
@@ -79,9 +80,10 @@ def test_launch_covers_the_shell_once():
     nz, ny, nx = 4, 5, 6
     f = _field((nz, ny, nx), np.float64, g)
     blocks, args = f.shell_launch()
-    chunks, row_blocks, edge_cells = args[10], args[11], args[12]
+    chunks, row_blocks, edge_cells, units = args[10], args[11], args[12], args[13]
     X, Y, Z = nx + 2 * g.gx, ny + 2 * g.gy, nz + 2 * g.gz
-    assert chunks == 1 and row_blocks * X + edge_cells == Z * Y * X - nz * ny * nx
+    assert chunks == 1 and units * X + edge_cells == Z * Y * X - nz * ny * nx
+    assert row_blocks == -(-units // (fields.GHOST_THREADS // 32))  # a warp per row chunk
     assert (blocks - row_blocks - 1) * fields.GHOST_THREADS < edge_cells <= (blocks - row_blocks) * fields.GHOST_THREADS
 
 
@@ -93,8 +95,22 @@ def test_no_ghosts_no_launch():
     np.testing.assert_array_equal(f.data, before)
 
 
+@pytest.mark.parametrize("dtype, pitch, vec", [(np.float64, 20, 2), (np.float32, 20, 4), (np.float16, 24, 8),
+                                              (np.float16, 20, 0), (np.float32, 22, 0)])
+def test_rows_move_as_vectors_where_they_are_aligned(dtype, pitch, vec):
+    """Rows whose pitch is a whole number of 16-byte vectors copy their interior columns as vectors (``vec``
+    elements), the ghost columns at their ends one by one; other pitches element by element.  Both fill the shell
+    with the periodic image."""
+    f = _field((5, 6, 13), dtype, Geometry(2, 3, 3, pitch))
+    assert f.shell_launch()[1][-1] == vec
+    np.testing.assert_array_equal(_refreshed_by_kernel(f), _expected(f))
+
+
 @pytest.mark.parametrize("broken", [
     ("return k < g ? k : n + k;", "return k < g ? k : n + k - 1;"),  # right-hand ghosts one cell off
+    # the first vector starts before the interior: it copies the source row's ghost columns, not their image
+    ("m0 = (max(x0, Gx) + vec - 1) / vec * vec;", "m0 = max(x0, Gx) / vec * vec;"),
+    ("reinterpret_cast<const vec16*>(src)[v]", "reinterpret_cast<const vec16*>(src)[v + 1]"),  # vectors shifted
     ("if (i >= edge_cells) return;", "if (i >= edge_cells / 2) return;"),  # half the x ghosts never written
     ("z = Gz + (int)(r / (2 * Gy));", "z = Gz + (int)(r / (2 * Gy)) / 2;"),  # y ghost rows of the wrong planes
     ("(b - row_blocks) * blockDim.x", "(b - row_blocks) * 64"),  # the x ghosts' blocks overlap, cells left
@@ -104,4 +120,5 @@ def test_a_broken_refresh_fails(broken):
     text = (data_dir("kernels") / "fields.cu").read_text()
     assert broken[0] in text
     f = _field((6, 9, 10), np.float64, Geometry(1, 2, 3, 20), text=text.replace(broken[0], broken[1]))
+    assert f.shell_launch()[1][-1] == 2  # the vector path: its two mutants must show
     assert not np.array_equal(_refreshed_by_kernel(f), _expected(f))

@@ -17,9 +17,13 @@ from .backend import cupy, module
 
 #: C type the ghost refresh copies elements as (a bitwise copy: 16-bit types are FP16 or BF16 patterns).
 COPY_TYPE = {8: "double", 4: "float", 2: "short"}
-#: Threads per block of the ghost refresh, and the cells of a ghost row one of its blocks copies.
+#: Threads per block of the ghost refresh, and the bytes of a ghost row one of its warps copies: two 16-byte
+#: vectors per lane, so that even the few long rows of a 2D field are cut among many warps (4096-cell chunks, 4-64
+#: vectors per lane, measured 0.31-0.60x on 10240^2: validation/results/h100-sxm-2026-11-28/refresh-vectors/).
 GHOST_THREADS = 256
-ROW_CHUNK = 1024
+ROW_CHUNK_BYTES = 1024
+#: Bytes of the vectors the refresh copies a ghost row's interior columns with, where the rows are aligned to them.
+VECTOR_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -77,17 +81,29 @@ class PaddedField:
 
     def shell_launch(self) -> tuple[int, tuple]:
         """Blocks of :data:`GHOST_THREADS` threads and the arguments of ``ghost_shell`` (kernels/fields.cu) for
-        this field: ghost rows cut into chunks of :data:`ROW_CHUNK` cells, then one thread per x ghost cell of
-        the interior rows."""
+        this field: ghost rows cut into chunks of :data:`ROW_CHUNK_BYTES`, one warp per chunk, then one thread per
+        x ghost cell of the interior rows.  Where every row starts on a :data:`VECTOR_BYTES` boundary, the rows'
+        interior columns move as vectors (``vec`` elements each; 0: one by one)."""
         g = self.geometry
         rows = 2 * g.gz * (self.ny + 2 * g.gy) + self.nz * 2 * g.gy
-        chunks = -(-(self.nx + 2 * g.gx) // ROW_CHUNK)
+        chunk = max(1, ROW_CHUNK_BYTES // self.dtype.itemsize)
+        chunks = -(-(self.nx + 2 * g.gx) // chunk)
+        units = rows * chunks
+        row_blocks = -(-units // (GHOST_THREADS // 32))
         edge_cells = self.nz * self.ny * 2 * g.gx
-        blocks = rows * chunks + -(-edge_cells // GHOST_THREADS)
+        blocks = row_blocks + -(-edge_cells // GHOST_THREADS)
+        vec = VECTOR_BYTES // self.dtype.itemsize
+        if self.pitch_y % vec or self._address() % VECTOR_BYTES:
+            vec = 0
         i32, i64 = np.int32, np.int64
         return blocks, (self.data, i32(self.nz), i32(self.ny), i32(self.nx), i32(g.gz), i32(g.gy), i32(g.gx),
-                        i64(self.pitch_z), i64(self.pitch_y), i32(ROW_CHUNK), i32(chunks), i64(rows * chunks),
-                        i64(edge_cells))
+                        i64(self.pitch_z), i64(self.pitch_y), i32(chunk), i32(chunks), i64(row_blocks),
+                        i64(edge_cells), i64(units), i32(vec))
+
+    def _address(self) -> int:
+        """The data's address (CuPy's device pointer; a NumPy array's, for the host emulation of the tests)."""
+        mem = self.data.data
+        return mem.ptr if hasattr(mem, "ptr") else self.data.ctypes.data
 
     def refresh(self) -> None:
         """The periodic image into every ghost cell, one launch (nothing to do without ghosts)."""
