@@ -400,3 +400,33 @@ def test_today_is_the_default_fit_date(h100_spec):
     found = calibrate_fit.section(synthetic_rows(todo, h100_spec, known(), 0.0), h100_spec, H100, todo)
     assert found["fitted"] == datetime.date.today().isoformat()
     assert os.path.basename(str(calibrate_fit.corpus_path(h100_spec.path))) == "h100-fit.corpus.csv"
+
+
+def test_corpus_rows_carry_the_refresh_time_where_it_was_recorded(tmp_path, monkeypatch):
+    """``run_config`` records the ghost refresh ``run`` timed alone; the readers parse it as a number, and as NaN in
+    corpora recorded before the column existed (the committed ones of 2026-11-27)."""
+    import types
+
+    from tcadvisor.gpu import runner as gpu_runner
+
+    def fake_run(st, dtype, unit=None, fuse=1, grid=None, steps=1, seed=0, check=True, repeats=5, warmup=1):
+        return types.SimpleNamespace(device="GPU", mma=None, steps=steps, seconds=1e-3, gstencils=5.0,
+                                     refresh_seconds=4.5e-5, alpha=None, kernel="k", passed=True, max_rel_error=0.0,
+                                     tolerance=1.0)
+
+    monkeypatch.setattr(gpu_runner, "run", fake_run)
+    cfg = corpus.design(resolve_gpu("h100-calibrated").spec, 40, 1)[0]
+    row = corpus.run_config(cfg)
+    assert row["status"] == "ok" and row["refresh_seconds"] == 4.5e-5
+    path = tmp_path / "corpus.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=corpus.COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerow({**row, "date": "2026-11-28"})
+    (tmp_path / "corpus.json").write_text("{}")
+    _, rows = corpus.load_corpus(tmp_path)
+    assert rows[0]["refresh_seconds"] == 4.5e-5 and rows[0]["gstencils"] == 5.0
+    assert calibrate_fit.read_rows(path)[0]["refresh_seconds"] == 4.5e-5
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    _, old = corpus.load_corpus(os.path.join(root, "validation/results/h100-sxm-2026-11-27/corpus"))
+    assert len(old) == 1064 and all(np.isnan(r["refresh_seconds"]) for r in old)

@@ -128,14 +128,8 @@ def read_rows(csv_path: Path) -> list[dict]:
     :func:`section` to fit them again (after a change of the fit, not of the kernels: those need new runs)."""
     import csv
 
-    rows = []
     with Path(csv_path).open(newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            row["fuse"] = int(row["fuse"])
-            for key in ("gstencils", "seconds", "max_rel_error", "tolerance"):
-                row[key] = float(row[key]) if row.get(key) not in (None, "") else math.nan
-            rows.append(row)
-    return rows
+        return [corpus.parse_row(row) for row in csv.DictReader(f)]
 
 
 def _chain_constants() -> dict[str, list]:

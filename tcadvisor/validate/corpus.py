@@ -251,9 +251,13 @@ def design(spec: GpuSpec, n_target: int = 420, seed: int = 1, max_fuse: int = 16
 
 # --------------------------------------------------------------------------- recording (GPU)
 
+#: ``refresh_seconds``: one periodic ghost refresh of the run's fields, timed alone (every timed sweep includes one;
+#: the model has no term for it yet); corpora recorded before 2026-11-28 (session 43) lack it.
 COLUMNS = ("gpu", "date", "shape", "stencil", "offsets", "unit", "impl", "dtype", "precision", "mma", "fuse",
-           "grid", "stratum", "steps", "seconds", "gstencils", "status", "reason", "checked", "correct",
-           "max_rel_error", "tolerance", "check_steps", "alpha", "kernel")
+           "grid", "stratum", "steps", "seconds", "gstencils", "refresh_seconds", "status", "reason", "checked",
+           "correct", "max_rel_error", "tolerance", "check_steps", "alpha", "kernel")
+#: Columns read as numbers (NaN where a row or an older corpus has none).
+NUMERIC_COLUMNS = ("gstencils", "seconds", "refresh_seconds", "max_rel_error", "tolerance")
 
 
 def make_kernels(cfg: CorpusConfig, seed: int = 1):
@@ -293,7 +297,8 @@ def run_config(cfg: CorpusConfig, *, sweeps: int = 4, repeats: int = 5, seed: in
         row.update(status="refused", reason=str(exc))
         return row
     row.update(gpu=res.device, mma=res.mma or "", steps=res.steps, seconds=res.seconds, gstencils=res.gstencils,
-               alpha=str(res.alpha) if res.alpha is not None else "", kernel=res.kernel)
+               refresh_seconds=res.refresh_seconds, alpha=str(res.alpha) if res.alpha is not None else "",
+               kernel=res.kernel)
     return row
 
 
@@ -341,11 +346,16 @@ def load_corpus(folder: Path) -> tuple[dict, list[dict]]:
     rows = []
     with (folder / "corpus.csv").open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            row["fuse"] = int(row["fuse"])
-            for key in ("gstencils", "seconds", "max_rel_error", "tolerance"):
-                row[key] = float(row[key]) if row.get(key) not in (None, "") else math.nan
-            rows.append(row)
+            rows.append(parse_row(row))
     return header, rows
+
+
+def parse_row(row: dict) -> dict:
+    """A corpus row as read from its CSV, with its depth and :data:`NUMERIC_COLUMNS` parsed."""
+    row["fuse"] = int(row["fuse"])
+    for key in NUMERIC_COLUMNS:
+        row[key] = float(row[key]) if row.get(key) not in (None, "") else math.nan
+    return row
 
 
 #: The files that decide a launch and nothing else (the planner, its measured defaults, the compiler reports it
