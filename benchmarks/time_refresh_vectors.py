@@ -11,7 +11,6 @@ on a smaller grid.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -20,9 +19,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.gpu_session_kernels import write_rows  # noqa: E402
+from benchmarks.time_ghost_refresh import time_refresh  # noqa: E402
 from tcadvisor.gpu.fields import Geometry, PaddedField  # noqa: E402
 from tcadvisor.gpu.runner import cupy, run  # noqa: E402
-from tcadvisor.gpu.timing import timed_runs  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
 FIELDS = [  # (label, (nz, ny, nx), dtype, (gz, gy, gx, pitch)): fields the bundled kernels allocate
@@ -45,11 +45,6 @@ RUNS = [  # (unit, stencil, fuse, dtype, grid, check grid)
     ("cuda_core", "Box-2D1R", 11, "double", "10240x10240", "300x1000"),
     ("tensor_core", "Box-1D1R", 4, "half", "134217728", "100000"),
 ]
-
-
-def refresh_us(fn, repeats: int = 30) -> float:
-    times, _ = timed_runs(fn, repeats, 1)
-    return statistics.median(times) * 1e6
 
 
 def main() -> None:
@@ -78,8 +73,8 @@ def main() -> None:
         same = bool((new.data.view(np.uint8) == old.data.view(np.uint8)).all())
         t_old, t_new = [], []
         for _ in range(3):
-            t_old.append(refresh_us(old.refresh))
-            t_new.append(refresh_us(new.refresh))
+            t_old.append(time_refresh(old.refresh))
+            t_new.append(time_refresh(new.refresh))
         o, n = statistics.median(t_old), statistics.median(t_new)
         vec = int(new.shell_launch()[1][-1])
         rows.append({"what": "refresh", "case": label, "old": round(o, 2), "new": round(n, 2),
@@ -113,11 +108,7 @@ def main() -> None:
         print(f"run {unit:18s} {name} x{fuse:<2d} {dtype:8s} old {o:8.1f} new {n:8.1f}  {n / o:.3f}x  refresh "
               f"{statistics.median(refresh['old']):.1f} -> {statistics.median(refresh['new']):.1f} us  "
               f"check {chk.passed}", flush=True)
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(os.path.join(args.out, "refresh-vectors.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(args.out, "refresh-vectors.csv"), list(dict.fromkeys(k for r in rows for k in r)), rows)
 
 
 if __name__ == "__main__":

@@ -17,13 +17,13 @@ a smaller grid with ``run(check=True)``, whose check now includes the x ghosts.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.gpu_session_kernels import write_rows  # noqa: E402
 from tcadvisor.gpu import runner  # noqa: E402
 from tcadvisor.gpu.fields import PaddedField  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
@@ -118,11 +118,7 @@ def main() -> None:
         print(f"{unit:18s} {name:9s} {dtype:8s} t={t:<2d} before {med['before']:8.1f} full {med['full']:8.1f} "
               f"after {med['after']:8.1f}  after/before {row['after_over_before']:.3f} "
               f"full/before {row['full_over_before']:.3f}  check {check.passed}", flush=True)
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(args.out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(args.out, list(dict.fromkeys(k for r in rows for k in r)), rows)
 
 
 if __name__ == "__main__":

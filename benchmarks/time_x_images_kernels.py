@@ -12,7 +12,6 @@ CUDA-core kernels store no images: their rows are controls (the same kernel twic
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -22,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.gpu_session_kernels import write_rows  # noqa: E402
 from tcadvisor.gpu import registry, runner  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
@@ -116,11 +116,7 @@ def main() -> None:
               flush=True)
         fa = fb = None  # the fields go before the next pair comes
         cp.get_default_memory_pool().free_all_blocks()
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(args.out, "w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=keys)
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(args.out, list(dict.fromkeys(k for r in rows for k in r)), rows)
 
 
 if __name__ == "__main__":
