@@ -49,7 +49,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.gpu_session_kernels import Session, depths, start_session, write_rows  # noqa: E402
 from tcadvisor.stencil import parse_stencil  # noqa: E402
 
 #: EBISU's programs: (stencil, dtype, program under the source tree, extra flags, [(size label, size args)],
@@ -140,6 +139,8 @@ class PublicRuns:
         return False
 
     def add(self, row: dict) -> None:
+        from benchmarks.gpu_session_kernels import write_rows
+
         self.rows.append(dict(self.base, **row))
         write_rows(self.path, PUBLIC_COLUMNS, self.rows)
 
@@ -253,6 +254,7 @@ def main(argv=None) -> int:
     args.repeats_bundled = 5
     os.makedirs(args.out, exist_ok=True)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from benchmarks.gpu_session_kernels import Session, depths, start_session
     from tcadvisor.gpu.backend import device_info
 
     name = device_info()["name"]

@@ -4,9 +4,17 @@ The lines below are written by hand from the codes' print statements (EBISU's pr
 ms and GCells/s last; ConvStencil's and LoRAStencil's ``GStencil/s = X``), so that a wrong field index or a
 failed run read as a figure fails here rather than in a results file.
 """
+import importlib.util
+from pathlib import Path
+
 import pytest
 
-from benchmarks.public_codes_side_by_side import parse_ebisu, parse_gstencil, public_best, summary
+# Loaded from its file: the name ``benchmarks`` may belong to an installed package (the wheel ships tcadvisor only).
+_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "public_codes_side_by_side.py"
+_SPEC = importlib.util.spec_from_file_location("public_codes_side_by_side", _PATH)
+_MOD = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_MOD)
+parse_ebisu, parse_gstencil, public_best, summary = _MOD.parse_ebisu, _MOD.parse_gstencil, _MOD.public_best, _MOD.summary
 
 EBISU_2D = "900\t2\t10736\t10242\t1008\t6\t256\t244\t<44,3,1>\t1.000/1\t129.008/227.000\t64/34\t168.0\t659.4\t\n"
 EBISU_3D = "900\t1\t768\t352\t496\t120\t6\t256\t8\t<12,11,1>\t1.000/1\t157.8/227.0\t18/18\t45.6\t358.8\t\n"
