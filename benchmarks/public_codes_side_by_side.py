@@ -3,13 +3,14 @@
 Issue 21, target 5: the bundled kernels against every public code of the issue's table, measured side by side.
 SPIDER has its own script (``spider_side_by_side.py``).
 
-    python benchmarks/public_codes_side_by_side.py --out DIR [--ebisu SRC] [--convstencil BUILD]
-        [--lorastencil BUILD] [--repeats 3] [--budget-s 240]
+    python benchmarks/public_codes_side_by_side.py --out DIR [--ebisu SRC] [--convstencil BUILD [BUILD ...]]
+        [--lorastencil BUILD [BUILD ...]] [--repeats 3] [--public-budget-s 240] [--budget-s 180]
 
 The public programs are the user's builds from the codes' own sources and build settings (this script fetches
 and builds nothing): ``--ebisu`` is EBISU's source tree after its own CMake build (binaries under
 ``2dstencil/build/init`` and ``3dstencil/build/init``), ``--convstencil`` and ``--lorastencil`` the CMake build
-folders holding ``convstencil_2d``/``_3d`` and ``lorastencil_2d``/``_3d``.  A code left out is not run.
+folders holding ``convstencil_2d``/``_3d`` and ``lorastencil_2d``/``_3d`` (several builds of a code are run in
+turn, each named by its folder).  A code left out is not run.
 
 What each public program counts, so that every figure is points x base stencil steps per second:
 
@@ -176,10 +177,18 @@ def run_ebisu(src: str, runs: PublicRuns) -> None:
                       f"(depth {row.get('depth', '?')}, grid {row.get('grid_blocks', '?')})", flush=True)
 
 
+def build_label(code: str, folder: str, several: bool) -> str:
+    """The code's name, with its build's folder (the one above the CMake build folder) where several are run."""
+    return f"{code} ({os.path.basename(os.path.dirname(os.path.abspath(folder)))})" if several else code
+
+
 def run_tensor_codes(folders: dict, runs: PublicRuns) -> None:
-    for code, stencil, prog, args, stdin, counted in TENSOR_CODES:
-        folder = folders.get(code)
-        if not folder or runs.over_budget(f"{code} {stencil}"):
+    """``folders``: code -> the build folders to run (one build per folder: e.g. one for sm_90, one keeping the
+    code's own sm_80 target, whose PTX the driver compiles)."""
+    cases = [(build_label(c, f, len(folders.get(c) or []) > 1), f, st, prog, args, stdin, counted)
+             for c, st, prog, args, stdin, counted in TENSOR_CODES for f in folders.get(c) or []]
+    for code, folder, stencil, prog, args, stdin, counted in cases:
+        if runs.over_budget(f"{code} {stencil}"):
             continue
         path = os.path.join(folder, prog)
         size = "x".join([a for a in args if a.isdigit()][:-1])  # the sizes, not the launches (last number)
@@ -241,8 +250,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--ebisu", help="EBISU's source tree, built with its own CMake settings")
-    ap.add_argument("--convstencil", help="folder of convstencil_2d and convstencil_3d")
-    ap.add_argument("--lorastencil", help="folder of lorastencil_2d and lorastencil_3d")
+    ap.add_argument("--convstencil", nargs="+", default=[], help="folders of convstencil_2d and convstencil_3d")
+    ap.add_argument("--lorastencil", nargs="+", default=[], help="folders of lorastencil_2d and lorastencil_3d")
     ap.add_argument("--ceilings", help="spec file of measured peaks (default: by the GPU's name)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each public program and size")
     ap.add_argument("--sweeps", type=int, default=4, help="sweeps per timed repetition of a bundled kernel")

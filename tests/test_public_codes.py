@@ -73,3 +73,10 @@ def test_summary_ratio_uses_the_best_correct_depth():
     row = next(ln for ln in text.splitlines() if ln.startswith("| Star-2D1R"))
     assert "| 900 | 10208x10242 | 1170 | 11 | 1.30 | True |" in row
     assert "Bundled runs: 2, 1 correct." in text
+
+
+def test_several_builds_of_a_code_are_named_by_their_folder():
+    label = _MOD.build_label
+    assert label("ConvStencil", "/tmp/pub/convstencil-own/build", True) == "ConvStencil (convstencil-own)"
+    assert label("ConvStencil", "/tmp/pub/convstencil/build/", True) == "ConvStencil (convstencil)"
+    assert label("ConvStencil", "/tmp/pub/convstencil/build", False) == "ConvStencil"
