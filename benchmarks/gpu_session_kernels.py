@@ -211,6 +211,15 @@ class Session:
         cp.get_default_memory_pool().free_all_blocks()
         return True
 
+    def scan(self, name, unit, dtype, ts) -> None:
+        """The depths ``ts`` in turn until the kernel refuses one; past the time budget each is listed as skipped."""
+        for t in ts:
+            if self.over_budget():
+                self.skipped.append(f"{name} {unit} {dtype} t={t}")
+                continue
+            if not self.kernel(name, unit, dtype, t):
+                break
+
     def baselines(self, name, dtypes):
         from tcadvisor.gpu.backend import cupy
         from tcadvisor.gpu.baselines import cupy_correlate, torch_cudnn
@@ -360,12 +369,7 @@ def main():
                 session.baselines(name, ("double", "float", "half", "bfloat16"))
             continue
         for unit, dtype, ts in work:
-            for t in ts:
-                if session.over_budget():
-                    session.skipped.append(f"{name} {unit} {dtype} t={t}")
-                    continue
-                if not session.kernel(name, unit, dtype, t):
-                    break
+            session.scan(name, unit, dtype, ts)
     session.flush()
     text = summary(session.rows, stencils, spec, session.skipped)
     with open(os.path.join(args.out, "summary.md"), "w") as f:

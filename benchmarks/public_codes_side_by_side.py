@@ -280,12 +280,7 @@ def main(argv=None) -> int:
     session = Session(bundled_args, spec, device)
     for stencil, unit, dtype in (b for b in BUNDLED if b[1] in args.units):
         st = parse_stencil(stencil)
-        for t in depths(unit, st.radius, False, st.dims):
-            if session.over_budget():
-                session.skipped.append(f"{stencil} {unit} {dtype} t={t}")
-                continue
-            if not session.kernel(stencil, unit, dtype, t):
-                break
+        session.scan(stencil, unit, dtype, depths(unit, st.radius, False, st.dims))
     session.flush()
     text = summary(runs.rows, session.rows, runs.checks, device, date)
     skipped = runs.skipped + session.skipped
