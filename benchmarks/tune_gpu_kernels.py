@@ -1265,6 +1265,30 @@ def variants_tc_xt_1d_deep():
     return out
 
 
+def variants_cc_prefetch():
+    """2D CUDA cores with the input rows of 2 or 3 iterations in flight (K_PF: cp.async groups into a ring of
+    buffers) beside the defaults, same run.  Asked first: the refined model, with the bytes in flight per block
+    doubled, predicts 1.13-1.42x wherever its DRAM side binds (Star-2D1R FP64 t = 8-12 on the H200: 1.17-1.42x;
+    t <= 4 in both precisions: 1.18-1.29x) and nothing where its compute side does (Box-2D1R FP32 t >= 5).
+    FP64 Box-2D1R and Star-2D1R at every depth, FP32 at even depths (its default loads through registers: the
+    copies alone are timed too), Box-2D2R at a few."""
+    out = []
+    g2 = "10240x10240"
+    ahead = ({"async_copy": True, "prefetch": 2}, {"async_copy": True, "prefetch": 3})
+    for name in ("Box-2D1R", "Star-2D1R"):
+        for t in range(1, 17):
+            for kn in ({},) + ahead:
+                out.append((name, "double", g2, "cuda_core", t, None, dict(kn)))
+        for t in (2, 4, 6, 8, 10, 12, 14, 16):
+            for kn in ({}, {"async_copy": True}) + ahead:
+                out.append((name, "float", g2, "cuda_core", t, None, dict(kn)))
+    for dtype, depths in (("double", (2, 4, 8)), ("float", (4, 8))):
+        for t in depths:
+            for kn in ({},) + ahead:
+                out.append(("Box-2D2R", dtype, g2, "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1303,6 +1327,7 @@ SCANS = {
     "cc3d-addr": lambda args: variants_cc3d_addr(),
     "cc3d-parts": lambda args: variants_cc3d_parts(),
     "cc3d-pairs": lambda args: variants_cc3d_pairs(),
+    "cc-prefetch": lambda args: variants_cc_prefetch(),
 }
 
 

@@ -19,6 +19,12 @@
 // after most of the T steps), which leaves their latency exposed; a copy into
 // shared memory needs no registers and cannot be sunk.
 //
+// K_PF = P > 1 (with K_ASYNC only) keeps the input rows of P iterations in flight instead of one: the copies of
+// iteration i + P are issued at the top of iteration i into a ring of P + 1 input buffers, and the bottom of the
+// iteration waits only for those of iteration i + 1 (cp.async.wait_group P - 1).  Why: at deep fusion a block
+// holds few warps (registers) and an iteration computes for less time than a DRAM round trip, so the one row
+// group ahead arrives late and every resident block waits at the barrier; P groups give each copy P iterations.
+//
 // K_DIRECT = 1 stores the last step's rows to global memory straight from
 // registers, in the iteration that computes them: a thread's V columns are
 // adjacent and the threads of a warp consecutive, so the stores are coalesced
@@ -38,7 +44,7 @@
 //
 // Compile-time parameters (-D, prefixed K_ so they cannot collide with any header):
 // K_REAL (double|float) or K_PAIR (1: FP16, 2: BF16), K_RX, K_RY (0 for 1D), K_T, K_STAR, K_V (columns per
-// thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC, K_DIRECT,
+// thread), K_NT (threads per block), K_NR (rows per iteration), K_ASYNC, K_PF (optional, default 1), K_DIRECT,
 // K_KEEP (optional, default 0), K_TAPS (optional: the taps of a stencil that is
 // neither box nor star, a bitmask per row of the KH x KW box; see tap()).  Weights
 // live in __constant__ memory, on the KH x KW box whatever the taps, so every FMA
@@ -64,6 +70,13 @@
 #ifndef K_KEEP
 #define K_KEEP 0
 #endif
+#ifndef K_PF
+#define K_PF 1
+#endif
+#if K_PF < 1 || K_PF > 4 || (K_PF > 1 && !K_ASYNC)
+#error "K_PF: 1 to 4 iterations of input rows in flight, more than one only with K_ASYNC"
+#endif
+#define NB0 (K_PF + 1)  // input buffers (slot 0): a ring, one per iteration in flight and the one being read
 #define NKEEP (K_KEEP && T > 1 ? T - 1 : 1)  // steps whose outputs a later step reads from registers
 #define NSLOT (T + 1 - K_DIRECT)  // buffered steps in shared memory (slot T: finished rows, unless K_DIRECT)
 
@@ -130,13 +143,29 @@ __device__ __forceinline__ void copy_async_wait() {
     emu::cp_async_wait_all();
 #endif
 }
+// The copies issued since the last commit form one group; the wait lets the N most recent groups stay in flight.
+__device__ __forceinline__ void copy_async_commit() {
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif defined(TCADVISOR_HOST_EMU)
+    emu::cp_async_commit();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void copy_async_wait_group() {
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#elif defined(TCADVISOR_HOST_EMU)
+    emu::cp_async_wait_group(N);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(NT)
 cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
             int W, int H, long long pitch, int Gx, int Gy, int rows_per_block)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* smem = reinterpret_cast<real*>(smem_raw);  // [NSLOT][2][NR][ROWBUF]; slot T holds finished rows
+    real* smem = reinterpret_cast<real*>(smem_raw);  // slot 0: [NB0][NR][ROWBUF], then [NSLOT - 1][2][NR][ROWBUF]
     const int tid = threadIdx.x;
     const int X0 = blockIdx.x * LANES * TXO;  // lane 0's strip; lane 1's starts TXO columns further
     const bool second = LANES > 1 && X0 + TXO < W;  // lane 1's strip exists
@@ -148,7 +177,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
     const int OFF = K_VEC2 ? ((Gx - HALO) & 1) : 0;
     const long long colbase = (long long)Gx + X0 - HALO - OFF;  // padded column of strip column 0
 
-    for (int k = tid; k < NSLOT * 2 * NR * ROWBUF; k += NT) smem[k] = real(0);
+    for (int k = tid; k < (NB0 + (NSLOT - 1) * 2) * NR * ROWBUF; k += NT) smem[k] = real(0);
 
     real pend[T][NPEND > 0 ? NPEND : 1][V];
 #pragma unroll
@@ -215,7 +244,8 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                 copy_async(&(buf)[rr * ROWBUF + sidx(tid + k * NT + RX)], src_ + tid + k * NT, ok_); \
         }                                                                            \
     }
-#define BUF(s_, par_) (smem + (((s_) * 2 + (par_)) * NR) * ROWBUF)
+// Slot 0 (input rows) is a ring of NB0 buffers, taken as iteration % NB0; the other slots are double-buffered.
+#define BUF(s_, par_) (smem + ((s_) == 0 ? (par_) : NB0 + ((s_) - 1) * 2 + (par_)) * NR * ROWBUF)
     // Coalesced store of the rows finished in iteration it_ (they sit in slot T, parity it_ & 1).
 #if K_VEC2
     // Two adjacent columns per access and lane where both are outputs of both lanes' strips, else one by one.
@@ -267,13 +297,22 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
     __syncthreads();
     LOAD_ROWS(Y0 - RY * T);
     STORE_ROWS(BUF(0, 0));
+#if K_ASYNC
+#pragma unroll
+    for (int j = 1; j < K_PF; ++j) {  // the rows of iterations 1 .. K_PF - 1, in flight as the loop starts
+        COPY_ROWS(Y0 - RY * T + j * NR, BUF(0, j));
+        copy_async_commit();
+    }
+#endif
     __syncthreads();
 
     // First output row of iteration i: Y0 + (i - T + 1)*NR - 2*RY*T (see the header).
     const int n_iter = (Y1 - Y0 + 2 * RY * T + NR - 1) / NR + T - 1;
     for (int i = 0; i < n_iter; ++i) {
 #if K_ASYNC
-        COPY_ROWS(Y0 - RY * T + (i + 1) * NR, BUF(0, (i + 1) & 1));  // read by nobody in this iteration
+        // the rows of iteration i + K_PF, into the buffer iteration i - 1 read (read by nobody in this iteration)
+        COPY_ROWS(Y0 - RY * T + (i + K_PF) * NR, BUF(0, (i + K_PF) % NB0));
+        copy_async_commit();
 #else
         LOAD_ROWS(Y0 - RY * T + (i + 1) * NR);  // the next iteration's input rows, in flight meanwhile
 #endif
@@ -284,7 +323,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
 #pragma unroll
         for (int s = 1; s <= T; ++s) {
 #endif
-            const real* src = BUF(s - 1, (s == 1) ? (i & 1) : ((i - 1) & 1));
+            const real* src = BUF(s - 1, (s == 1) ? (i % NB0) : ((i - 1) & 1));
 #pragma unroll
             for (int rr = 0; rr < NR; ++rr) {
                 real vals[NV];
@@ -349,11 +388,14 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
         }
         if (!K_DIRECT && i > 0) STORE_OUT(i - 1);
 #if K_ASYNC
-        copy_async_wait();
+        copy_async_wait_group<K_PF - 1>();  // iteration i + 1's rows have landed; later ones may still fly
 #else
         STORE_ROWS(BUF(0, (i + 1) & 1));
 #endif
         __syncthreads();
     }
+#if K_ASYNC
+    if (K_PF > 1) copy_async_wait();  // no copy may still land in shared memory once the block has ended
+#endif
     if (!K_DIRECT) STORE_OUT(n_iter - 1);
 }

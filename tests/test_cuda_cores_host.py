@@ -105,9 +105,15 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.star(2, 1), 5, "float", {"keep_columns": True, "rows_per_iter": 3}),
             (Stencil.box(2, 2), 3, "float", {"keep_columns": True, "direct_store": True, "rows_per_iter": 2}),
             (Stencil.box(1, 2), 4, "double", {"layout": "stream", "keep_columns": True}),
-            (Stencil.box(2, 1), 1, "float", {"keep_columns": True})]
+            (Stencil.box(2, 1), 1, "float", {"keep_columns": True}),
+            # 2D input rows of several iterations in flight (K_PF): the emulation lands a group only at its wait
+            (Stencil.box(2, 1), 4, "double", {"async_copy": True, "prefetch": 3}),
+            (Stencil.star(2, 1), 9, "double", {"async_copy": True, "prefetch": 2, "rows_per_iter": 1,
+                                               "keep_columns": True, "direct_store": True}),
+            (Stencil.box(2, 2), 3, "float", {"async_copy": True, "prefetch": 4, "rows_per_iter": 2})]
 
 CUSTOM_KNOBS = [(CUSTOM[0], 2, "double", {"keep_columns": True, "direct_store": True, "async_copy": True}),
+                (CUSTOM[1], 2, "float", {"async_copy": True, "prefetch": 2}),
                 (CUSTOM[4], 2, "double", {"trap": True, "prefetch": 2, "rows_per_thread": 2, "v": 2, "rows": 24})]
 
 #: 3D shared rows in order, read as vectors (K_VLD): 2 and 4 values per load in FP32, 2 in FP64 (16 bytes),
@@ -318,14 +324,38 @@ def test_rows_per_thread_trim_in_whole_threads_as_counted_by_hand(host_kernels):
     assert two.kernel.fmas * 36 == one.kernel.fmas * 40
 
 
+@pytest.mark.parametrize("stencil, fuse, dtype, options", [
+    (Stencil.box(2, 1), 6, "double", {"rows_per_iter": 2}), (Stencil.star(2, 1), 11, "double", {"rows_per_iter": 1}),
+    (Stencil.box(2, 2), 3, "float", {"direct_store": True})], ids=_ids)
+def test_rows_in_flight_give_the_same_bits(host_kernels, stencil, fuse, dtype, options):
+    """prefetch only moves when the input rows are copied (K_PF iterations ahead instead of one) and where they
+    wait (a ring of K_PF + 1 buffers): every FMA sees the same operands, so the output is bit for bit the same; the
+    shared memory grows by the extra input buffers alone."""
+    precision = PRECISION[dtype]
+    w = random_weights(stencil.mask(), np.random.default_rng(7))
+    x = data((1, 23, 300), dtype)
+    one = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, **options)
+    for pf in (2, 3, 4):
+        ahead = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, prefetch=pf, **options)
+        assert f"rows copied asynchronously, {pf} iterations ahead" in ahead.describe()
+        assert dict(ahead.plan.defines)["K_PF"] == pf and "K_PF" not in dict(one.plan.defines)
+        rowbytes = one.plan.options["nr"] * one.plan.options["rowbuf"] * (8 if dtype == "double" else 4)
+        assert ahead.plan.smem - one.plan.smem == (pf - 1) * rowbytes
+        assert np.array_equal(run_sweep(one, x).view(np.uint8), run_sweep(ahead, x).view(np.uint8))
+
+
 @pytest.mark.parametrize("options, message", [
     ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes"),
+    ({"prefetch": 2, "async_copy": False, "dims": 2}, "only when it copies them asynchronously"),
+    ({"prefetch": 5, "async_copy": True, "dims": 2}, "1 to 4 iterations of input rows"),
     ({"rows_per_thread": 5}, "1 to 4 rows"), ({"rows_per_thread": 3, "rows": 16}, "whole columns and rows")])
 def test_knobs_outside_their_kernel_are_refused(options, message):
     from tcadvisor.gpu.plans import plan_cuda_cores
 
+    options = dict(options)
+    dims = options.pop("dims", 2 if "trap" in options else 3)
     with pytest.raises(TcAdvisorError, match=message):
-        plan_cuda_cores(Stencil.box(2 if "trap" in options else 3, 1), 2, "fp64", **options)
+        plan_cuda_cores(Stencil.box(dims, 1), 2, "fp64", **options)
 
 
 @pytest.mark.parametrize("stencil, fuse, dtype, options",

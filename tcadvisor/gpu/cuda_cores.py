@@ -254,6 +254,7 @@ class CudaCoreKernel(BundledKernel):
         if self.stencil.dims <= 2:
             layout = (f"{self.nt} threads x {self.v} columns, {self.nr} rows/iteration"
                       + (", rows copied asynchronously" if opts.get("async") else "")
+                      + (f", {opts['prefetch']} iterations ahead" if opts.get("prefetch", 1) != 1 else "")
                       + (", outputs stored from registers" if opts.get("direct") else "")
                       + (", own columns kept in registers" if opts.get("keep") else ""))
         else:

@@ -607,10 +607,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     size = cc_word_bytes(precision)  # shared memory holds words of the kernel's values
     words = _WORDS[precision]
     tuned, lanes = cc_tuned_as(precision), CC_LANES[precision]
-    if stencil.dims <= 2 and (rows is not None or trap or prefetch not in (None, 1) or rows_per_thread not in (None, 1)
-                              or vector_loads):
-        raise TcAdvisorError("rows, trap, prefetch, rows_per_thread and vector_loads are options of the 3D CUDA-core "
-                             "kernel")
+    if stencil.dims <= 2 and (rows is not None or trap or rows_per_thread not in (None, 1) or vector_loads):
+        raise TcAdvisorError("rows, trap, rows_per_thread and vector_loads are options of the 3D CUDA-core kernel")
     measured = defaults.measured()
     no_tile_knob = all(k is None for k in (v, cols, rows, trap, prefetch, rows_per_thread))
     measured_tile = cc3d_measured_tile(stencil, precision, t) if stencil.dims == 3 and no_tile_knob else None
@@ -627,7 +625,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError("rows_per_iter, async_copy, direct_store and keep_columns are options of the 1D/2D "
                              "CUDA-core kernel")
     if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
-        raise TcAdvisorError(f"prefetch = {prefetch}: the 3D CUDA-core kernel keeps 1 to 4 input planes in flight")
+        raise TcAdvisorError(f"prefetch = {prefetch}: the {'3D' if stencil.dims == 3 else '2D'} CUDA-core kernel keeps "
+                             f"1 to 4 {'input planes' if stencil.dims == 3 else 'iterations of input rows'} in flight")
     if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
         raise TcAdvisorError(f"rows_per_thread = {rows_per_thread}: the 3D CUDA-core kernel gives a thread 1 to 4 rows")
     if stencil.dims <= 2:
@@ -665,8 +664,12 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         if txo <= 0:
             raise TcAdvisorError(f"{stencil.name} fused x{t}: the halo r·t = {halo} is too wide for the "
                                  f"CUDA-core kernel's {cols}-column strips")
+        if prefetch > 1 and not async_copy:
+            raise TcAdvisorError(f"prefetch = {prefetch}: the 2D CUDA-core kernel keeps more than one iteration of "
+                                 "input rows in flight only when it copies them asynchronously (async_copy)")
         rowbuf = _cc_rowbuf(cols, r, v, size)
-        smem = (t + 1 - direct_store) * 2 * nr * rowbuf * size  # t steps (+ finished rows), double-buffered
+        # input rows: a ring of prefetch + 1 buffers; t - 1 steps (+ finished rows): double-buffered
+        smem = (prefetch + 1 + (t - direct_store) * 2) * nr * rowbuf * size
         npend = max(2 * ry, 1)
         live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v + cc_weight_words(stencil, precision)
                 + (t - 1) * nr * v * keep_columns) * words
@@ -675,13 +678,15 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                                  "words pack two strips (it loads them through registers)")
         defines = (value, ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
+        defines += (("K_PF", int(prefetch)),) * (prefetch != 1)
         defines += (("K_KEEP", 1),) * keep_columns
         defines += (("K_VEC2", 1),) * vec2
         defines += _cc_taps(stencil)
         return LaunchPlan("cuda_cores", "cuda_core", precision, stencil.dims, t, halo, nt, (nt, 1, 1), smem,
                           {"x": cols}, {"x": txo}, 1, t * (1 + 2 * ry) + nr, nr, live, defines,
                           options={"v": v, "nt": nt, "nr": nr, "ry": ry, "r": r, "rowbuf": rowbuf,
-                                   "async": bool(async_copy), "direct": direct_store, "keep": keep_columns,
+                                   "async": bool(async_copy), "prefetch": int(prefetch), "direct": direct_store,
+                                   "keep": keep_columns,
                                    "flops_per_update": 2 * stencil.K, **({"lanes": lanes} if lanes > 1 else {})})
     if v is None:
         v = 4
@@ -916,7 +921,8 @@ _CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?, 
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?(, rows read as vectors)?, halo")
 _CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
-                        r"(, outputs stored from registers)?(, own columns kept in registers)?, halo")
+                        r"(?:, (\d+) iterations ahead)?(, outputs stored from registers)?(, own columns kept in registers)?"
+                        r", halo")
 
 
 def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, description: str) -> LaunchPlan:
@@ -946,8 +952,8 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
             return plan_cuda_cores(stencil, fuse, precision, v=v, cols=nt * v, rows_per_iter=nr,
-                                   async_copy=bool(m[4]), direct_store=bool(m[5]), keep_columns=bool(m[6]),
-                                   layout="stream")
+                                   async_copy=bool(m[4]), prefetch=int(m[5] or 1), direct_store=bool(m[6]),
+                                   keep_columns=bool(m[7]), layout="stream")
     raise TcAdvisorError(f"not a CUDA-core kernel description: {description!r}")
 
 
