@@ -1289,6 +1289,25 @@ def variants_cc_prefetch():
     return out
 
 
+def variants_cc_prefetch2(reverse=False):
+    """After cc-prefetch (one run, median of 3: Star-2D1R FP64 t >= 8 gained 1.01-1.08x with 3 iterations ahead,
+    Box-2D1R FP64 within -3/+6 %, FP32 Star-2D1R t = 10 and 12 1.28x and 1.15x, FP32 t <= 6 lost with any
+    copy): the depths where a default could change, again, with 4 iterations ahead too; ``reverse`` times each
+    configuration's variants in the opposite order (a second pass, to see the order's and the run's noise)."""
+    out = []
+    g2 = "10240x10240"
+    for name in ("Box-2D1R", "Star-2D1R"):
+        for t in range(5, 17):
+            kns = [{}] + [{"async_copy": True, "prefetch": n} for n in (2, 3, 4)]
+            for kn in (kns[::-1] if reverse else kns):
+                out.append((name, "double", g2, "cuda_core", t, None, dict(kn)))
+        for t in range(8, 17):
+            kns = [{}, {"async_copy": True}] + [{"async_copy": True, "prefetch": n} for n in (2, 3, 4)]
+            for kn in (kns[::-1] if reverse else kns):
+                out.append((name, "float", g2, "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1328,6 +1347,7 @@ SCANS = {
     "cc3d-parts": lambda args: variants_cc3d_parts(),
     "cc3d-pairs": lambda args: variants_cc3d_pairs(),
     "cc-prefetch": lambda args: variants_cc_prefetch(),
+    "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
 }
 
 
