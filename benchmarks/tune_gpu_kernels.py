@@ -1308,6 +1308,19 @@ def variants_cc_prefetch2(reverse=False):
     return out
 
 
+def variants_cc_prefetch3():
+    """After cc-prefetch2 (both orders within 1 %: 4 iterations ahead the best of 2-4 at most depths, still rising
+    at some): 4, 6 and 8 iterations ahead at the depths where 4 gained, FP64 from t = 7 and FP32 from t = 11,
+    Box-2D1R and Star-2D1R, with the defaults beside."""
+    out = []
+    for name in ("Box-2D1R", "Star-2D1R"):
+        for dtype, depths in (("double", range(7, 17)), ("float", range(11, 17))):
+            for t in depths:
+                for kn in ({},) + tuple({"async_copy": True, "prefetch": n} for n in (4, 6, 8)):
+                    out.append((name, dtype, "10240x10240", "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1347,7 +1360,7 @@ SCANS = {
     "cc3d-parts": lambda args: variants_cc3d_parts(),
     "cc3d-pairs": lambda args: variants_cc3d_pairs(),
     "cc-prefetch": lambda args: variants_cc_prefetch(),
-    "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
+    "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch3": lambda args: variants_cc_prefetch3(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
 }
 
 

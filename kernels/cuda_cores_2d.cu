@@ -19,7 +19,7 @@
 // after most of the T steps), which leaves their latency exposed; a copy into
 // shared memory needs no registers and cannot be sunk.
 //
-// K_PF = P > 1 (with K_ASYNC only) keeps the input rows of P iterations in flight instead of one: the copies of
+// K_PF = P in 2..8 (with K_ASYNC only) keeps the input rows of P iterations in flight instead of one: the copies of
 // iteration i + P are issued at the top of iteration i into a ring of P + 1 input buffers, and the bottom of the
 // iteration waits only for those of iteration i + 1 (cp.async.wait_group P - 1).  Why: at deep fusion a block
 // holds few warps (registers) and an iteration computes for less time than a DRAM round trip, so the one row
@@ -73,8 +73,8 @@
 #ifndef K_PF
 #define K_PF 1
 #endif
-#if K_PF < 1 || K_PF > 4 || (K_PF > 1 && !K_ASYNC)
-#error "K_PF: 1 to 4 iterations of input rows in flight, more than one only with K_ASYNC"
+#if K_PF < 1 || K_PF > 8 || (K_PF > 1 && !K_ASYNC)
+#error "K_PF: 1 to 8 iterations of input rows in flight, more than one only with K_ASYNC"
 #endif
 #define NB0 (K_PF + 1)  // input buffers (slot 0): a ring, one per iteration in flight and the one being read
 #define NKEEP (K_KEEP && T > 1 ? T - 1 : 1)  // steps whose outputs a later step reads from registers

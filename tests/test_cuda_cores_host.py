@@ -110,7 +110,8 @@ KNOBS = [(Stencil.box(3, 1), 1, "double", {"trap": True}), (Stencil.box(3, 1), 3
             (Stencil.box(2, 1), 4, "double", {"async_copy": True, "prefetch": 3}),
             (Stencil.star(2, 1), 9, "double", {"async_copy": True, "prefetch": 2, "rows_per_iter": 1,
                                                "keep_columns": True, "direct_store": True}),
-            (Stencil.box(2, 2), 3, "float", {"async_copy": True, "prefetch": 4, "rows_per_iter": 2})]
+            (Stencil.box(2, 2), 3, "float", {"async_copy": True, "prefetch": 4, "rows_per_iter": 2}),
+            (Stencil.star(2, 1), 3, "double", {"async_copy": True, "prefetch": 8, "rows_per_iter": 1})]
 
 CUSTOM_KNOBS = [(CUSTOM[0], 2, "double", {"keep_columns": True, "direct_store": True, "async_copy": True}),
                 (CUSTOM[1], 2, "float", {"async_copy": True, "prefetch": 2}),
@@ -335,7 +336,7 @@ def test_rows_in_flight_give_the_same_bits(host_kernels, stencil, fuse, dtype, o
     w = random_weights(stencil.mask(), np.random.default_rng(7))
     x = data((1, 23, 300), dtype)
     one = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, **options)
-    for pf in (2, 3, 4):
+    for pf in (2, 3, 8):
         ahead = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, prefetch=pf, **options)
         assert f"rows copied asynchronously, {pf} iterations ahead" in ahead.describe()
         assert dict(ahead.plan.defines)["K_PF"] == pf and "K_PF" not in dict(one.plan.defines)
@@ -347,7 +348,7 @@ def test_rows_in_flight_give_the_same_bits(host_kernels, stencil, fuse, dtype, o
 @pytest.mark.parametrize("options, message", [
     ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes"),
     ({"prefetch": 2, "async_copy": False, "dims": 2}, "only when it copies them asynchronously"),
-    ({"prefetch": 5, "async_copy": True, "dims": 2}, "1 to 4 iterations of input rows"),
+    ({"prefetch": 9, "async_copy": True, "dims": 2}, "1 to 8 iterations of input rows"),
     ({"rows_per_thread": 5}, "1 to 4 rows"), ({"rows_per_thread": 3, "rows": 16}, "whole columns and rows")])
 def test_knobs_outside_their_kernel_are_refused(options, message):
     from tcadvisor.gpu.plans import plan_cuda_cores

@@ -624,9 +624,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     if stencil.dims == 3 and (rows_per_iter is not None or async_copy or direct_store or keep_columns):
         raise TcAdvisorError("rows_per_iter, async_copy, direct_store and keep_columns are options of the 1D/2D "
                              "CUDA-core kernel")
-    if int(prefetch) != prefetch or not 1 <= prefetch <= 4:
+    most = 4 if stencil.dims == 3 else 8
+    if int(prefetch) != prefetch or not 1 <= prefetch <= most:
         raise TcAdvisorError(f"prefetch = {prefetch}: the {'3D' if stencil.dims == 3 else '2D'} CUDA-core kernel keeps "
-                             f"1 to 4 {'input planes' if stencil.dims == 3 else 'iterations of input rows'} in flight")
+                             f"1 to {most} {'input planes' if stencil.dims == 3 else 'iterations of input rows'} in flight")
     if int(rows_per_thread) != rows_per_thread or not 1 <= rows_per_thread <= 4:
         raise TcAdvisorError(f"rows_per_thread = {rows_per_thread}: the 3D CUDA-core kernel gives a thread 1 to 4 rows")
     if stencil.dims <= 2:
