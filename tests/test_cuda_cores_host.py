@@ -335,7 +335,7 @@ def test_rows_in_flight_give_the_same_bits(host_kernels, stencil, fuse, dtype, o
     precision = PRECISION[dtype]
     w = random_weights(stencil.mask(), np.random.default_rng(7))
     x = data((1, 23, 300), dtype)
-    one = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, **options)
+    one = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, prefetch=1, **options)
     for pf in (2, 3, 8):
         ahead = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, prefetch=pf, **options)
         assert f"rows copied asynchronously, {pf} iterations ahead" in ahead.describe()

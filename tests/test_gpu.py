@@ -342,10 +342,13 @@ def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
     ("double", 12, {"direct_store": True}), ("float", 5, {"direct_store": True, "async_copy": True}),
     ("float", 8, {"direct_store": True, "rows_per_iter": 2}),
     ("double", 12, {"keep_columns": True}), ("float", 14, {"keep_columns": True, "direct_store": True}),
-    ("double", 4, {"keep_columns": True, "rows_per_iter": 2, "async_copy": True})])
+    ("double", 4, {"keep_columns": True, "rows_per_iter": 2, "async_copy": True}),
+    ("double", 11, {"async_copy": True, "prefetch": 4}), ("float", 12, {"async_copy": True, "prefetch": 8}),
+    ("double", 3, {"async_copy": True, "prefetch": 2, "rows_per_iter": 2, "direct_store": True})])
 def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
-    """Input rows copied into shared memory by cp.async (zero-filled outside the field), outputs stored from
-    registers, own columns kept in registers, on odd grids, 1D and 2D, box and star, every sweep checked."""
+    """Input rows copied into shared memory by cp.async (zero-filled outside the field), several iterations of
+    them in flight (prefetch), outputs stored from registers, own columns kept in registers, on odd grids, 1D and
+    2D, box and star, every sweep checked."""
     from tcadvisor.gpu.runner import run
 
     for st, grid in ((Stencil.box(2, 1), "61x203"), (Stencil.star(2, 2), "37x131"), (Stencil.box(1, 1), "999")):

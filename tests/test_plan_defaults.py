@@ -131,6 +131,12 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
     ("    fp16: {1: {x_tiles: 4}, 5:", "    fp16: {2: {x_tiles: 4}, 5:",
      r"tensor_cores_1d_x_tiles\.value\.fp16 is .*; expected entries from fused radius 1 on"),
     ("    tf32: {1: {x_tiles: 4}, 16:", "    tf32: {1: {x_tiles: 4, warps: 8}, 16:", "tensor_cores_1d_x_tiles.value.tf32.1 key 'warps'"),
+    ("  value: {fp64: [7, 4], fp32: [11, 4]}", "  value: {fp64: [7, 9], fp32: [11, 4]}",
+     r"rows_ahead_2d_r1\.value\.fp64 iterations is 9"),
+    ("  value: {fp64: [7, 4], fp32: [11, 4]}", "  value: {fp64: 7, fp32: [11, 4]}",
+     r"rows_ahead_2d_r1\.value\.fp64 is 7; expected \[from depth, iterations"),
+    ("  value: {fp64: [7, 4], fp32: [11, 4]}", "  value: {fp64: [7, 4], fp16: [11, 4]}",
+     "rows_ahead_2d_r1.value key 'fp16'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError

@@ -38,6 +38,7 @@ ENTRIES = {
     "pending_words_2d": "32-bit registers",
     "one_row_from": "a depth by precision",
     "async_from_fp64_r1": "a depth",
+    "rows_ahead_2d_r1": "precision -> [from depth, iterations of input rows in flight]",
     "wide_strips_fp64_box_r1": "a list of depths",
     "direct_store_depths": "precision -> shape -> radius -> depths",
     "keep_columns_depths": "precision -> shape -> radius -> depths",
@@ -64,6 +65,7 @@ class MeasuredDefaults:
     pend_words_2d: int
     one_row_from: dict  # precision -> depth
     async_from_fp64_r1: int
+    rows_ahead_2d_r1: dict  # precision -> (from depth, iterations of input rows in flight)
     wide_strips_fp64_box_r1: tuple
     direct_store_depths: dict  # (precision, shape, radius) -> depths
     keep_columns_depths: dict  # (precision, shape, radius) -> depths
@@ -225,6 +227,12 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         strips.append((rd.int_(t, f"{where} depth", 1, 64), rd.int_(pair[0], where, 1, 32), rd.int_(pair[1], where, 32, 4096)))
     if not strips or min(strips)[0] != 1:
         raise rd.fail("pairs_strips_2d.value", "entries from depth 1 on", v["pairs_strips_2d"])
+    rows_ahead = {}
+    for p, pair in rd.mapping(v["rows_ahead_2d_r1"], "rows_ahead_2d_r1.value", ("fp64", "fp32")).items():
+        where = f"rows_ahead_2d_r1.value.{p}"
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise rd.fail(where, "[from depth, iterations of input rows in flight]", pair)
+        rows_ahead[p] = (rd.int_(pair[0], f"{where} depth", 1, 64), rd.int_(pair[1], f"{where} iterations", 1, 8))
     return MeasuredDefaults(
         tile1d_threads=rd.int_(v["tile1d_threads"], "tile1d_threads.value", 32, 1024),
         tile1d_v={p: rd.int_(x, f"tile1d_points_per_thread.value.{p}", 1, 64) for p, x in
@@ -235,6 +243,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         one_row_from={p: rd.int_(x, f"one_row_from.value.{p}", 1, 64) for p, x in
                       rd.mapping(v["one_row_from"], "one_row_from.value", _CC_PRECISIONS).items()},
         async_from_fp64_r1=rd.int_(v["async_from_fp64_r1"], "async_from_fp64_r1.value", 1, 64),
+        rows_ahead_2d_r1=rows_ahead,
         wide_strips_fp64_box_r1=rd.depths(v["wide_strips_fp64_box_r1"], "wide_strips_fp64_box_r1.value"),
         direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
         keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),

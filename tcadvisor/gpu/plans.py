@@ -619,6 +619,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     else:
         from_table = False
     trap = bool(trap)
+    prefetch_given = prefetch
     prefetch = 1 if prefetch is None else prefetch
     rows_per_thread = 1 if rows_per_thread is None else rows_per_thread
     if stencil.dims == 3 and (rows_per_iter is not None or async_copy or direct_store or keep_columns):
@@ -639,8 +640,14 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             dcols = 512
         if lanes > 1:  # FP16/BF16 pairs: narrower strips (two per block), pairs_strips_2d of kernels/defaults.yaml
             dv, dcols = [(pv, pc) for d, pv, pc in measured.pairs_strips_2d if d <= t][-1]
+        # rows_ahead_2d_r1: from its depth on, radius 1 copies the input rows of several iterations ahead (which
+        # needs the copies of async_copy); FP16/BF16 pack two strips per word and load through registers
+        ahead_from, ahead = measured.rows_ahead_2d_r1.get(tuned, (10**9, 1)) if lanes == 1 else (10**9, 1)
+        rows_ahead = ry == 1 and t >= ahead_from and async_copy is not False and rows_per_iter in (None, 1)
         if async_copy is None:
-            async_copy = tuned == "fp64" and ry == 1 and t >= measured.async_from_fp64_r1
+            async_copy = (tuned == "fp64" and ry == 1 and t >= measured.async_from_fp64_r1) or rows_ahead
+        if prefetch_given is None and rows_ahead:
+            prefetch = ahead
         if direct_store is None:
             direct_store = stencil.dims == 2 and t in measured.direct_store_depths.get((tuned, stencil.shape, r), ())
         direct_store = bool(direct_store)
