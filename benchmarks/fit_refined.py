@@ -34,6 +34,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # same_preprocessed, beside this script
 
 from tcadvisor import model, refinement  # noqa: E402
 from tcadvisor.fingerprint import fingerprint_parts, kernel_fingerprint  # noqa: E402
@@ -51,6 +52,15 @@ REPEAT_GPU = "H200"
 OUT = ROOT / "validation/results/refined-fit-2026-11-27"
 #: Kernel sources whose recorded hash must equal today's for a corpus to be stamped with today's fingerprint.
 KERNEL_SOURCES = ("kernels/", "tcadvisor/gpu/plans.py")
+#: Covered modules (not the planner's) changed since a corpus was recorded without changing any launch it holds,
+#: by review: logical path -> (the file's fingerprint part it was reviewed at, why).  The part pins an entry to
+#: that version of the file: any later change of it voids the entry.  Read by the "preprocessed" check only.
+LAUNCH_NEUTRAL = {
+    "tcadvisor/gpu/cuda_cores.py": (
+        "b267b3e35931c7650e5ca9e5d8b96f0e286f6a6b48ca183cd5cd92f13bc5b1d8",
+        "describe() names the iterations of input rows in flight where there are more than one (K_PF > 1), "
+        "which no run recorded before it used"),
+}
 
 
 def pct(x: float) -> str:
@@ -74,11 +84,17 @@ def stamp_corpus(folder: Path) -> str:
       planner's (:data:`tcadvisor.validate.corpus.PLANNER_FILES`) has the fingerprint part recorded with the
       corpus, and every recorded run's launch, read from the kernel's own description in corpus.csv, is today's
       default plan (:func:`tcadvisor.validate.corpus.launches_changed`): the planner changed, what it launches
-      did not (e.g. its measured defaults moved into kernels/defaults.yaml).
+      did not (e.g. its measured defaults moved into kernels/defaults.yaml);
+    * *preprocessed*, for a GPU that cannot be lent to record its corpus again: a CUDA source changed, but every
+      recorded launch preprocesses to the tokens it compiled when recorded (benchmarks/same_preprocessed.py), and
+      every other covered file but the planner's has its recorded part or is :data:`LAUNCH_NEUTRAL` at its
+      reviewed part.  Runs whose launch is no longer today's default plan are then *superseded*: listed in the
+      header (``superseded_runs``), kept in corpus.csv as recorded, and read as not run by
+      :func:`tcadvisor.validate.corpus.load_corpus` -- today's kernel would launch something else there.
 
     A header already carrying today's fingerprint is left as it is; the fingerprint a header is re-stamped from
     is kept as ``kernel_fingerprint_recorded``."""
-    from tcadvisor.validate.corpus import PLANNER_FILES, launches_changed, load_corpus
+    from tcadvisor.validate.corpus import PLANNER_FILES, load_corpus, superseded_keys
 
     head_path = folder / "corpus.json"
     head = json.loads(head_path.read_text())
@@ -94,27 +110,49 @@ def stamp_corpus(folder: Path) -> str:
     else:
         cuda = [rel for rel in changed if rel.startswith("kernels/") and rel.endswith((".cu", ".cuh"))]
         then_parts = head.get("kernel_fingerprint_parts")
-        if cuda:
-            return f"{folder}: not stamped, CUDA sources changed since it was recorded: {', '.join(cuda)}"
         if not isinstance(then_parts, dict):
             return f"{folder}: not stamped, kernel sources changed and no kernel_fingerprint_parts to compare"
+        # as recorded: runs an earlier stamp superseded are judged again against today's default plans
+        rows = [dict(r, status="ok") if r["status"] == "superseded" else r for r in load_corpus(folder)[1]]
+        superseded: list[str] = superseded_keys(rows)
+        neutral = []
+        if cuda:
+            from same_preprocessed import check as same_tokens
+
+            same, found = same_tokens(rows, recorded)
+            if not same:
+                return f"{folder}: not stamped, CUDA sources changed since it was recorded ({found})"
+            neutral = [p for p, (part, _) in LAUNCH_NEUTRAL.items()
+                       if parts.get(p) == part and then_parts.get(p) != part]
         others = [p for p in sorted(set(parts) | set(then_parts))
-                  if p not in PLANNER_FILES and parts.get(p) != then_parts.get(p)]
+                  if p not in PLANNER_FILES and p not in neutral and parts.get(p) != then_parts.get(p)
+                  and not (cuda and p in cuda)]
         if others:
             return f"{folder}: not stamped, changed since it was recorded beside the planner: {', '.join(others)}"
-        rows = load_corpus(folder)[1]
-        moved = launches_changed(rows)
-        if moved:
+        moved = [k for k in superseded if k not in head.get("superseded_runs", ())]
+        if moved and not cuda:  # only a stamp of the preprocessed check supersedes runs; this one keeps them so
             return (f"{folder}: not stamped, {len(moved)} recorded launches are not today's default plans "
                     f"(e.g. {moved[0]}): record it again")
         planner = [p for p in PLANNER_FILES if parts.get(p) != then_parts.get(p)]
-        check = "launches"
-        note = (f"the CUDA sources are byte-identical to those recorded, every covered file but the planner's has its "
-                f"recorded fingerprint part, and all {sum(r['status'] == 'ok' for r in rows)} recorded runs' launches "
-                "(from the kernel's own description in corpus.csv) are today's default plans: compile-time constants, "
-                f"shared memory and block (tcadvisor.validate.corpus.launches_changed); changed since: "
-                f"{', '.join(planner)}")
+        if cuda:
+            check = "preprocessed"
+            note = (f"{found}; every other covered file but the planner's has its recorded fingerprint part"
+                    + "".join(f"; {p} changed, by review launch-neutral: {LAUNCH_NEUTRAL[p][1]}" for p in neutral)
+                    + f"; changed since: {', '.join(planner) or 'nothing else'}; "
+                    + (f"{len(superseded)} recorded runs whose launch is no longer today's default plan are "
+                       "superseded (superseded_runs: not read as run)" if superseded else
+                       "every recorded launch is today's default plan"))
+        else:
+            check = "launches"
+            note = (f"the CUDA sources are byte-identical to those recorded, every covered file but the planner's has "
+                    f"its recorded fingerprint part, and all {len(rows) - len(superseded)} recorded runs' launches "
+                    "but those superseded before (from the kernel's own description in corpus.csv) are today's "
+                    "default plans: compile-time constants, shared memory and block "
+                    f"(tcadvisor.validate.corpus.launches_changed); changed since: {', '.join(planner)}")
     head.setdefault("kernel_fingerprint_recorded", head.get("kernel_fingerprint"))
+    head.pop("superseded_runs", None)
+    if superseded:
+        head["superseded_runs"] = superseded
     head["kernel_fingerprint"] = today
     head["kernel_fingerprint_parts"] = parts
     head["kernel_fingerprint_note"] = f"stamped by benchmarks/fit_refined.py ({check} check): {note}"
@@ -150,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
+    if not args.no_write:  # first: a corpus stamped by the preprocessed check is read without its superseded runs
+        for folder in dict.fromkeys([folder for folder, _ in CORPORA.values()] + list(REPEAT)):
+            print(stamp_corpus(ROOT / folder))
     runs = {g: F.load_runs(ROOT / folder, resolve_gpu(spec).spec, g) for g, (folder, spec) in CORPORA.items()}
     everything = [r for rs in runs.values() for r in rs]
     results: dict = {"pinned": {k: {"value": v, "why": w} for k, (v, w) in F.PINNED.items()}}
@@ -192,8 +233,6 @@ def main(argv: list[str] | None = None) -> int:
     (OUT / "crossval.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
     (OUT / "crossval.md").write_text(markdown(results, shipped_intervals))
     write_constants(shipped, shipped_intervals, results, {g: len(rs) for g, rs in runs.items()})
-    for folder in dict.fromkeys([folder for folder, _ in CORPORA.values()] + list(REPEAT)):
-        print(stamp_corpus(ROOT / folder))
     return 0
 
 

@@ -343,11 +343,21 @@ def load_corpus(folder: Path) -> tuple[dict, list[dict]]:
     from ..files import load_json
 
     header = load_json(folder / "corpus.json", "corpus header")
+    superseded = set(header.get("superseded_runs", ())) if isinstance(header, dict) else set()
     rows = []
     with (folder / "corpus.csv").open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            rows.append(parse_row(row))
+            row = parse_row(row)
+            if row.get("status") == "ok" and run_key(row) in superseded:
+                # recorded with a launch today's kernel no longer makes by default (the header's note says why)
+                row["status"], row["reason"] = "superseded", "launch no longer today's default plan"
+            rows.append(row)
     return header, rows
+
+
+def run_key(row: dict) -> str:
+    """One recorded run, as a corpus header names it (``superseded_runs``)."""
+    return f"{row['stencil']} {row['unit']} {row['dtype']} t={row['fuse']} {row['grid']}"
 
 
 def parse_row(row: dict) -> dict:
@@ -363,6 +373,11 @@ def parse_row(row: dict) -> dict:
 #: whether its runs are still today's kernels.
 PLANNER_FILES = ("kernels/compiled-resources.csv", "kernels/defaults.yaml", "tcadvisor/gpu/defaults.py",
                  "tcadvisor/gpu/plans.py")
+
+
+def superseded_keys(rows: list[dict]) -> list[str]:
+    """:func:`run_key` of every run that :func:`launches_changed` finds (status ok, launch not today's default)."""
+    return [run_key(r) for r in rows if r["status"] == "ok" and launches_changed([r])]
 
 
 def launches_changed(rows: list[dict]) -> list[str]:

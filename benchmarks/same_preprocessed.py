@@ -1,0 +1,148 @@
+"""Whether the runs of a recorded corpus compile, today, to the code they ran: the kernels' preprocessed tokens.
+
+A corpus records which CUDA sources its runs compiled (``source_sha256`` in its corpus.json).  When a source
+changed since, the runs may still be today's kernels: a change that adds a compile-time option (``#if K_PF > 1``)
+leaves every launch without it the same token stream once the preprocessor has run, and two identical token
+streams compile to the same code with any compiler and options.  So, for every recorded run, this rebuilds its
+launch from the kernel's own description (the planner's ``recorded_*_plan``), preprocesses the kernel source with
+those compile-time constants twice -- as recorded (the file's version in git whose bytes hash to the recorded
+digest) and as today -- and compares the tokens.
+
+Used by benchmarks/fit_refined.py (``stamp_corpus``, the "preprocessed" check) when a GPU whose corpus is of
+older CUDA sources cannot be lent to record it again.  Needs git and a C preprocessor (``cpp``); no GPU.
+
+    python benchmarks/same_preprocessed.py CORPUS_DIR      (prints what the check finds)
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: ``#include "x.cuh"`` lines, inlined as tcadvisor.gpu.backend does before NVRTC sees the text.
+LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
+#: How far back git's history of a file is searched for its recorded version.
+MAX_REVISIONS = 400
+#: Seconds one preprocessor call may take (the kernels preprocess in milliseconds).
+CPP_TIMEOUT_S = 30
+
+
+def _digest(raw: bytes) -> str:
+    return hashlib.sha256(raw.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def recorded_text(rel: str, digest: str, root: Path = ROOT) -> str | None:
+    """The text of ``rel`` (a path of the repository) in the newest commit whose version hashes to ``digest``
+    (the corpus's ``source_sha256``, line endings normalised), or None where none of the last
+    :data:`MAX_REVISIONS` commits touching it does."""
+    if (root / rel).exists() and _digest((root / rel).read_bytes()) == digest:
+        return (root / rel).read_text()
+    revs = subprocess.run(["git", "-C", str(root), "log", "--format=%H", "-n", str(MAX_REVISIONS), "--", rel],
+                          capture_output=True, text=True, timeout=60, check=False).stdout.split()
+    for rev in revs:
+        raw = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{rel}"], capture_output=True, timeout=60,
+                             check=False).stdout
+        if raw and _digest(raw) == digest:
+            return raw.decode("utf-8")
+    return None
+
+
+def inline(name: str, texts: dict[str, str]) -> str:
+    """``kernels/name`` with its local headers inlined, from ``texts`` (file name -> text)."""
+    return LOCAL_INCLUDE.sub(lambda m: inline(m.group(1), texts), texts[name])
+
+
+def includes(name: str, texts: dict[str, str]) -> set[str]:
+    """``name`` and every local header it inlines, recursively."""
+    found = {name}
+    for m in LOCAL_INCLUDE.finditer(texts[name]):
+        found |= includes(m.group(1), texts)
+    return found
+
+
+def preprocessed(text: str, defines) -> str:
+    """The device-side token stream of ``text`` with ``-Dkey=value`` for each define: the C preprocessor with the
+    macros NVRTC sets for the device pass (``__CUDACC__``, ``__CUDA_ARCH__``), whitespace collapsed."""
+    cpp = shutil.which("cpp")
+    if cpp is None:
+        raise RuntimeError("no C preprocessor (cpp) on PATH: the preprocessed check needs one")
+    args = [cpp, "-P", "-x", "c++", "-D__CUDACC__", "-D__CUDA_ARCH__=900"] + [f"-D{k}={v}" for k, v in defines]
+    done = subprocess.run(args + ["-"], input=text, capture_output=True, text=True, timeout=CPP_TIMEOUT_S,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"cpp failed on {dict(defines)}: {done.stderr.strip().splitlines()[-1:]}")
+    return " ".join(done.stdout.split())
+
+
+def recorded_plan(row):
+    """The launch a recorded run made, from the kernel's description of itself."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.validate.corpus import stencil_from_row
+
+    st, t = stencil_from_row(row["stencil"], row.get("offsets", "")), int(row["fuse"])
+    if row["unit"] == "cuda_core":
+        return plans.recorded_cuda_core_plan(st, t, row["precision"], row["kernel"])
+    if row["unit"] == "tensor_core":
+        return plans.recorded_tensor_core_plan(st, t, row["precision"], row["kernel"])
+    return plans.recorded_sparse_tensor_core_plan(st, t, row["precision"], row["kernel"])
+
+
+def check(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tuple[bool, str]:
+    """Whether every run of ``rows`` (status ok) compiles today to the tokens it compiled when recorded.
+
+    ``recorded``: the corpus's ``source_sha256`` (logical path -> digest).  Returns (same, what was found): false
+    where a changed CUDA file's recorded version is not in git, where a changed CUDA file is one no recorded launch
+    compiles (the ghost refresh, the calibration: runs depend on them, the tokens of no launch say how), or where
+    any launch's tokens differ."""
+    kernels = root / "kernels"
+    today = {p.name: p.read_text() for p in kernels.iterdir() if p.suffix in (".cu", ".cuh")}
+    changed = sorted(rel.split("/", 1)[1] for rel, digest in recorded.items()
+                     if rel.startswith("kernels/") and rel.endswith((".cu", ".cuh"))
+                     and (not (root / rel).exists() or _digest((root / rel).read_bytes()) != digest))
+    if not changed:
+        return True, "no CUDA source changed"
+    then = dict(today)
+    for name in changed:
+        text = recorded_text(f"kernels/{name}", recorded[f"kernels/{name}"], root)
+        if text is None:
+            return False, f"kernels/{name} as recorded is in none of git's last {MAX_REVISIONS} versions of it"
+        then[name] = text
+    launches = {}
+    for r in rows:
+        if r["status"] == "ok":
+            plan = recorded_plan(r)
+            launches.setdefault((plan.source, tuple(plan.defines)), []).append(r)
+    reached = set().union(*(includes(src, today) | includes(src, then) for src, _ in launches))
+    unreached = [name for name in changed if name not in reached]
+    if unreached:
+        return False, f"changed, and compiled by no recorded launch: {', '.join(unreached)}"
+    differ, compared = [], 0
+    for (src, defines), rs in launches.items():
+        if not (includes(src, today) | includes(src, then)) & set(changed):
+            continue
+        compared += 1
+        if preprocessed(inline(src, then), defines) != preprocessed(inline(src, today), defines):
+            differ.append(f"{rs[0]['stencil']} {rs[0]['unit']} {rs[0]['precision']} t={rs[0]['fuse']}")
+    if differ:
+        return False, f"{len(differ)} of {compared} launches preprocess to other tokens today (e.g. {differ[0]})"
+    return True, (f"{', '.join(f'kernels/{n}' for n in changed)} changed; the {compared} recorded launches that "
+                  "compile them preprocess to the same tokens as recorded")
+
+
+def main(argv: list[str]) -> int:
+    from tcadvisor.validate.corpus import load_corpus
+
+    head, rows = load_corpus(Path(argv[0]))
+    same, what = check(rows, head.get("source_sha256", {}))
+    print(("same: " if same else "differs: ") + what)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
