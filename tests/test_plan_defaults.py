@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -160,7 +161,9 @@ def test_the_old_names_of_the_tables_still_answer():
 
 # --------------------------------------------------------------------------- corpora re-stamped by their launches
 
-CORPUS = os.path.join(ROOT, "validation", "results", "h100-sxm-2026-11-27", "corpus")
+CORPUS = os.path.join(ROOT, "validation", "results", "h200-2026-11-27", "corpus")  # recorded with today's sources
+#: Recorded with the CUDA sources before the 2D rows in flight (2026-11-28), stamped by the preprocessed check.
+CORPUS_BEFORE = os.path.join(ROOT, "validation", "results", "h100-sxm-2026-11-27", "corpus")
 
 
 def _fit_refined():
@@ -172,27 +175,34 @@ def _fit_refined():
     return module
 
 
-@pytest.fixture
-def corpus_copy(tmp_path):
+def _copy_corpus(tmp_path, source, planner_changed=False):
     import shutil
 
     folder = tmp_path / "corpus"
     folder.mkdir()
     for name in ("corpus.json", "corpus.csv"):
-        shutil.copy(os.path.join(CORPUS, name), folder / name)
+        shutil.copy(os.path.join(source, name), folder / name)
     head = json.loads((folder / "corpus.json").read_text())
     head["kernel_fingerprint"] = "0123456789abcdef"  # recorded for other kernels (or for these, before a move)
-    for key in ("kernel_fingerprint_recorded", "kernel_fingerprint_note"):  # as record_corpus.py writes a header
+    for key in ("kernel_fingerprint_recorded", "kernel_fingerprint_note", "superseded_runs"):  # as recorded
         head.pop(key, None)
+    if planner_changed:  # as if the planner had changed since the recording (its part is not compared)
+        head["source_sha256"]["tcadvisor/gpu/plans.py"] = "0" * 64
     (folder / "corpus.json").write_text(json.dumps(head))
     return folder
+
+
+@pytest.fixture
+def corpus_copy(tmp_path):
+    return _copy_corpus(tmp_path, CORPUS, planner_changed=True)
 
 
 def test_recorded_launches_are_todays_plans():
     from tcadvisor.validate.corpus import launches_changed, load_corpus
 
-    rows = load_corpus(CORPUS)[1]
-    assert rows and launches_changed(rows) == []
+    for folder in (CORPUS, CORPUS_BEFORE):  # the H100's superseded runs are read as not run
+        rows = load_corpus(folder)[1]
+        assert rows and launches_changed(rows) == []
 
 
 def test_a_corpus_is_restamped_when_its_cuda_sources_and_launches_are_todays(corpus_copy):
@@ -200,12 +210,11 @@ def test_a_corpus_is_restamped_when_its_cuda_sources_and_launches_are_todays(cor
 
     said = _fit_refined().stamp_corpus(corpus_copy)
     head = json.loads((corpus_copy / "corpus.json").read_text())
-    if "the sources check" in said:  # nothing of the planner changed since the recording
-        return
     assert "the launches check" in said, said
     assert head["kernel_fingerprint"] == kernel_fingerprint()
     assert head["kernel_fingerprint_recorded"] == "0123456789abcdef"
     assert "launches check" in head["kernel_fingerprint_note"] and "1064 recorded runs" in head["kernel_fingerprint_note"]
+    assert "superseded_runs" not in head
 
 
 def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
@@ -215,14 +224,39 @@ def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
     assert "weights in L1, prefetch 1" in text
     csv_path.write_text(text.replace("weights in L1, prefetch 1", "weights in L1, prefetch 0", 1))
     said = fit.stamp_corpus(corpus_copy)
-    if "the sources check" in said:
-        return
     assert "not stamped" in said and "recorded launches are not today's default plans" in said, said
     head = json.loads((corpus_copy / "corpus.json").read_text())
     head["source_sha256"]["kernels/tensor_cores.cu"] = "0" * 64
     (corpus_copy / "corpus.json").write_text(json.dumps(head))
-    assert "CUDA sources changed since it was recorded: kernels/tensor_cores.cu" in fit.stamp_corpus(corpus_copy)
+    said = fit.stamp_corpus(corpus_copy)
+    assert "not stamped, CUDA sources changed since it was recorded (kernels/tensor_cores.cu as recorded" in said, said
     assert json.loads((corpus_copy / "corpus.json").read_text())["kernel_fingerprint"] == "0123456789abcdef"
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, ".git")) or shutil.which("cpp") is None,
+                    reason="the preprocessed check reads the recorded sources from git and needs cpp")
+def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess_the_same(tmp_path):
+    """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF: stamped by the preprocessed check, its
+    runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4 iterations ahead now) superseded and
+    read as not run, the others as recorded; a second stamp from the same recording finds the same."""
+    from tcadvisor.fingerprint import kernel_fingerprint
+    from tcadvisor.validate.corpus import load_corpus
+
+    folder = _copy_corpus(tmp_path, CORPUS_BEFORE)
+    said = _fit_refined().stamp_corpus(folder)
+    assert "the preprocessed check" in said, said
+    head = json.loads((folder / "corpus.json").read_text())
+    assert head["kernel_fingerprint"] == kernel_fingerprint()
+    assert "kernels/cuda_cores_2d.cu changed; the 220 recorded launches" in head["kernel_fingerprint_note"]
+    superseded = head["superseded_runs"]
+    assert len(superseded) == 7 and all(" cuda_core " in k and "-2D1R " in k for k in superseded)
+    rows = load_corpus(folder)[1]
+    assert sorted(r["status"] for r in rows).count("superseded") == 7
+    assert all(r["status"] == "ok" for r in rows if r["status"] != "superseded")
+    head["kernel_fingerprint"] = "0123456789abcdef"
+    (folder / "corpus.json").write_text(json.dumps(head))
+    assert "the preprocessed check" in _fit_refined().stamp_corpus(folder)
+    assert json.loads((folder / "corpus.json").read_text())["superseded_runs"] == superseded
 
 
 if __name__ == "__main__":
