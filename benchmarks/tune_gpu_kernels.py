@@ -598,7 +598,7 @@ def variants_tc_ir():
         for t in depths:
             entry = measured.get((3, prec, st.radius * t))
             mma, base = (entry[0], dict(entry[1])) if entry else (None, {})
-            ws, pf = base.get("weights_shared", False), base.get("prefetch", 1)
+            ws = base.get("weights_shared", False)
             out.append((name, dtype, "512x512x512", "tensor_core", t, mma, {}))
             knobs = [dict(base, inner_rows=2), dict(base, inner_rows=4),
                      {"inner_rows": 2, "weights_shared": True, "prefetch": 1},
