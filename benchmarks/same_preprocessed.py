@@ -16,7 +16,6 @@ older CUDA sources cannot be lent to record it again.  Needs git and a C preproc
 from __future__ import annotations
 
 import hashlib
-import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-#: ``#include "x.cuh"`` lines, inlined as tcadvisor.gpu.backend does before NVRTC sees the text.
-LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
+from tcadvisor.gpu.backend import _LOCAL_INCLUDE as LOCAL_INCLUDE  # noqa: E402  (the headers NVRTC gets inlined)
+from tcadvisor.validate.corpus import recorded_plan  # noqa: E402
+
 #: How far back git's history of a file is searched for its recorded version.
 MAX_REVISIONS = 400
 #: Seconds one preprocessor call may take (the kernels preprocess in milliseconds).
@@ -78,19 +78,6 @@ def preprocessed(text: str, defines) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"cpp failed on {dict(defines)}: {done.stderr.strip().splitlines()[-1:]}")
     return " ".join(done.stdout.split())
-
-
-def recorded_plan(row):
-    """The launch a recorded run made, from the kernel's description of itself."""
-    from tcadvisor.gpu import plans
-    from tcadvisor.validate.corpus import stencil_from_row
-
-    st, t = stencil_from_row(row["stencil"], row.get("offsets", "")), int(row["fuse"])
-    if row["unit"] == "cuda_core":
-        return plans.recorded_cuda_core_plan(st, t, row["precision"], row["kernel"])
-    if row["unit"] == "tensor_core":
-        return plans.recorded_tensor_core_plan(st, t, row["precision"], row["kernel"])
-    return plans.recorded_sparse_tensor_core_plan(st, t, row["precision"], row["kernel"])
 
 
 def check(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tuple[bool, str]:

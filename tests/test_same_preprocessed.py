@@ -64,15 +64,19 @@ def _digests(repo):
     return {f"kernels/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest() for p in (repo / "kernels").iterdir()}
 
 
+def _edit_2d_kernel(repo, old, new):
+    """Replace the one occurrence of ``old`` in the scratch repository's cuda_cores_2d.cu by ``new``."""
+    path = repo / "kernels" / "cuda_cores_2d.cu"
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
 def test_an_option_no_recorded_launch_sets_keeps_the_tokens(repo):
     mod = _module()
     recorded = _digests(repo)
-    path = repo / "kernels" / "cuda_cores_2d.cu"
-    text = path.read_text()
     anchor = "extern \"C\" __global__ void __launch_bounds__(NT)"
-    assert anchor in text
-    path.write_text(text.replace(anchor, "// a new option\n#if K_NEW_OPTION > 1\n__device__ int k_new_option;\n#endif\n"
-                                         + anchor, 1))
+    _edit_2d_kernel(repo, anchor, "// a new option\n#if K_NEW_OPTION > 1\n__device__ int k_new_option;\n#endif\n" + anchor)
     same, found = mod.check(ROWS, recorded, repo)
     assert same, found
     assert "kernels/cuda_cores_2d.cu changed; the 3 recorded launches" in found
@@ -81,11 +85,7 @@ def test_an_option_no_recorded_launch_sets_keeps_the_tokens(repo):
 def test_one_token_of_the_code_every_launch_compiles_is_found(repo):
     mod = _module()
     recorded = _digests(repo)
-    path = repo / "kernels" / "cuda_cores_2d.cu"
-    text = path.read_text()
-    old = "const int tid = threadIdx.x;"
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, "const int tid = (int)threadIdx.x;"))
+    _edit_2d_kernel(repo, "const int tid = threadIdx.x;", "const int tid = (int)threadIdx.x;")
     same, found = mod.check(ROWS, recorded, repo)
     assert not same and found.startswith("3 of 3 launches preprocess to other tokens"), found
 

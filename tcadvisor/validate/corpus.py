@@ -375,35 +375,43 @@ PLANNER_FILES = ("kernels/compiled-resources.csv", "kernels/defaults.yaml", "tca
                  "tcadvisor/gpu/plans.py")
 
 
+def recorded_plan(row: dict):
+    """The launch a recorded run made, rebuilt from the kernel's own description of itself, kept in every row
+    (:func:`tcadvisor.gpu.plans.recorded_cuda_core_plan` and its Tensor Core siblings)."""
+    from ..gpu import plans
+    from ..impls import find_impl
+
+    recorded = {"cuda_cores": plans.recorded_cuda_core_plan, "tensor_cores": plans.recorded_tensor_core_plan,
+                "sparse_tensor_cores": plans.recorded_sparse_tensor_core_plan}
+    kernel = find_impl(PROFILES[row["unit"]]).kernel
+    return recorded[kernel](stencil_from_row(row["stencil"], row["offsets"]), int(row["fuse"]), row["precision"],
+                            row["kernel"])
+
+
+def _launch_moved(row: dict) -> bool:
+    """Whether today's default plan of a recorded run's configuration launches something else than it did."""
+    from .. import refinement
+    from ..impls import find_impl
+    from ..mma import MmaShape
+
+    then = recorded_plan(row)
+    today = refinement.plan_for(find_impl(PROFILES[row["unit"]]).kernel, stencil_from_row(row["stencil"], row["offsets"]),
+                                int(row["fuse"]), row["precision"], MmaShape.parse(row["mma"]) if row["mma"] else None)
+    return (today.defines, today.smem, today.block) != (then.defines, then.smem, then.block)
+
+
 def superseded_keys(rows: list[dict]) -> list[str]:
     """:func:`run_key` of every run that :func:`launches_changed` finds (status ok, launch not today's default)."""
-    return [run_key(r) for r in rows if r["status"] == "ok" and launches_changed([r])]
+    return [run_key(r) for r in rows if r["status"] == "ok" and _launch_moved(r)]
 
 
 def launches_changed(rows: list[dict]) -> list[str]:
     """The recorded runs whose launch is not today's default plan (empty: every run is what today's code launches).
 
-    A run's launch is read from the kernel's own description of itself, kept in every row
-    (:func:`tcadvisor.gpu.plans.recorded_cuda_core_plan` and its Tensor Core siblings), and compared with
-    today's default plan (:func:`tcadvisor.refinement.plan_for`) by compile-time constants, shared memory
+    A run's launch is read from the kernel's own description of itself (:func:`recorded_plan`) and compared
+    with today's default plan (:func:`tcadvisor.refinement.plan_for`) by compile-time constants, shared memory
     and block.  With the CUDA sources unchanged, equal launches mean the run timed today's kernel: a
     change of the planner or of its measured defaults that this finds nothing for did not change what ran.
     Rows that failed are skipped (they timed nothing)."""
-    from .. import refinement
-    from ..gpu import plans
-    from ..impls import find_impl
-    from ..mma import MmaShape
-
-    recorded = {"cuda_cores": plans.recorded_cuda_core_plan, "tensor_cores": plans.recorded_tensor_core_plan,
-                "sparse_tensor_cores": plans.recorded_sparse_tensor_core_plan}
-    out = []
-    for r in rows:
-        if r["status"] != "ok":
-            continue
-        st, t = stencil_from_row(r["stencil"], r["offsets"]), int(r["fuse"])
-        kernel = find_impl(PROFILES[r["unit"]]).kernel
-        today = refinement.plan_for(kernel, st, t, r["precision"], MmaShape.parse(r["mma"]) if r["mma"] else None)
-        then = recorded[kernel](st, t, r["precision"], r["kernel"])
-        if (today.defines, today.smem, today.block) != (then.defines, then.smem, then.block):
-            out.append(f"{r['stencil']} {r['unit']} {r['precision']} t={t}")
-    return out
+    return [f"{r['stencil']} {r['unit']} {r['precision']} t={int(r['fuse'])}" for r in rows
+            if r["status"] == "ok" and _launch_moved(r)]
