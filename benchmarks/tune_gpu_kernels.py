@@ -1321,6 +1321,30 @@ def variants_cc_prefetch3():
     return out
 
 
+def variants_cc_pairs_async():
+    """FP16/BF16 pairs on 2D CUDA cores with their input rows copied by cp.async (each strip's 16-bit row landed
+    planar, packed as step 1 reads it) and several iterations of them in flight, beside the defaults (registers),
+    same run.  Nsight Compute (h200-2026-11-28/pairs-ncu/): the pairs' default at Box-2D1R FP16 x16 issues in 53 %
+    of cycles with 1.32 long-scoreboard stalls per issue (FP32 with 4 iterations ahead: 72 %, 0.03).  The default
+    strips, FP32's deep strip (4 columns, 1024) and two between, with one and four iterations ahead; Box-2D1R and
+    Star-2D1R FP16 at 2-16, BF16 at two depths."""
+    out = []
+    g2 = "10240x10240"
+    kns = [{}, {"async_copy": True}, {"async_copy": True, "prefetch": 4},
+           {"v": 4, "cols": 1024}, {"v": 4, "cols": 1024, "async_copy": True},
+           {"v": 4, "cols": 1024, "async_copy": True, "prefetch": 4},
+           {"v": 2, "cols": 512, "async_copy": True, "prefetch": 4}, {"v": 4, "cols": 512, "async_copy": True, "prefetch": 4},
+           {"v": 4, "cols": 256, "async_copy": True, "prefetch": 4}]
+    for name in ("Box-2D1R", "Star-2D1R"):
+        for t in (2, 3, 4, 6, 8, 10, 12, 16):
+            for kn in kns:
+                out.append((name, "half", g2, "cuda_core", t, None, dict(kn)))
+    for t in (8, 16):
+        for kn in kns[:3] + kns[5:6]:
+            out.append(("Box-2D1R", "bfloat16", g2, "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1361,6 +1385,7 @@ SCANS = {
     "cc3d-pairs": lambda args: variants_cc3d_pairs(),
     "cc-prefetch": lambda args: variants_cc_prefetch(),
     "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch3": lambda args: variants_cc_prefetch3(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
+    "cc-pairs-async": lambda args: variants_cc_pairs_async(),
 }
 
 

@@ -19,6 +19,10 @@
 // after most of the T steps), which leaves their latency exposed; a copy into
 // shared memory needs no registers and cannot be sunk.
 //
+// With K_PAIR (FP16/BF16, which needs K_VEC2 here) the copies cannot pack the two strips of a word: they land each
+// lane's input row as it lies in global memory, side by side in the buffer, and step 1 packs its window as it reads
+// it (pair_window).  The other steps' rows stay packed.
+//
 // K_PF = P in 2..8 (with K_ASYNC only) keeps the input rows of P iterations in flight instead of one: the copies of
 // iteration i + P are issued at the top of iteration i into a ring of P + 1 input buffers, and the bottom of the
 // iteration waits only for those of iteration i + 1 (cp.async.wait_group P - 1).  Why: at deep fusion a block
@@ -104,7 +108,15 @@
 #error "the strip is narrower than its halo: use more threads or a larger V"
 #endif
 #if K_PAIR && K_ASYNC
-#error "K_ASYNC copies whole values: it does not pack the two strips of K_PAIR"
+#if !K_VEC2
+#error "K_ASYNC with K_PAIR copies two columns of each lane per 4-byte copy: it needs K_VEC2"
+#endif
+// The input rows of K_PAIR with K_ASYNC are planar (see pair_window): lane 0's values at halves [PADH, PADH + COLS)
+// of a row's buffer, lane 1's from half ROWBUF on, zero around them.  PADH, the even number of zero halves before
+// strip column 0, is RX rounded up, so that every 4-byte copy lands aligned; a window then starts on an odd half
+// where RX is odd and is read as one word more.
+#define PADH (RX + (RX & 1))
+static_assert(COLS + 2 * RX + 2 * (RX & 1) <= ROWBUF, "K_ASYNC with K_PAIR: the planar input row does not fit");
 #endif
 
 extern "C" __constant__ real c_w[KH * KW];
@@ -168,6 +180,30 @@ __device__ __forceinline__ void copy_async_wait_group() {
 #elif defined(TCADVISOR_HOST_EMU)
     emu::cp_async_wait_group(N);
 #endif
+}
+#endif
+
+#if K_PAIR && K_ASYNC
+// The window of NV words a thread reads at step 1, from a planar input row (`row`: ROWBUF words, lane 0's halves
+// first, lane 1's from word ROWBUF / 2): word j packs strip column L0 - RX + j of both lanes, as the packed rows of
+// the other steps hold it.  Why planar: cp.async copies bytes as they lie in global memory, and the two lanes of a
+// word come from two strips TXO columns apart; so the copies land each lane's row as it is, and the packing (one
+// byte permute per value) happens here, once per input row, where a register path packs at its load.
+__device__ __forceinline__ void pair_window(real (&vals)[NV], const real* row, int L0) {
+    const int h = L0 - RX + PADH;  // first half of the window in each lane's row (odd where RX is odd)
+    const real* lo = row + (h >> 1);
+    const real* hi = row + ROWBUF / 2 + (h >> 1);
+    real a[NV / 2 + (RX & 1)], b[NV / 2 + (RX & 1)];
+#pragma unroll
+    for (int k = 0; k < NV / 2 + (RX & 1); ++k) {
+        a[k] = lo[k];
+        b[k] = hi[k];
+    }
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+        const int p = (RX & 1) + j;  // half of the window's value j, counted from word (h >> 1)
+        vals[j] = (p & 1) ? (a[p >> 1] >> 16) | (b[p >> 1] & 0xFFFF0000u) : (a[p >> 1] & 0xFFFFu) | (b[p >> 1] << 16);
+    }
 }
 #endif
 
@@ -245,6 +281,25 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
         _Pragma("unroll") for (int rr = 0; rr < NR; ++rr)                            \
         _Pragma("unroll") for (int k = 0; k < V; ++k) (buf)[rr * ROWBUF + sidx(COLV(k) + RX)] = ld[rr][k]; \
     }
+#if K_PAIR
+    // The same rows copied straight into shared memory (K_ASYNC), planar (pair_window): thread tid copies strip
+    // columns 2j and 2j + 1 of each lane (j = tid + m*NT) as one 4-byte copy; rows outside the field and a lane 1
+    // past the grid are zero-filled.
+#define COPY_ROWS(q, buf)                                                            \
+    {                                                                                \
+        _Pragma("unroll") for (int rr = 0; rr < NR; ++rr) {                          \
+            const int prow_ = Gy + (q) + rr;                                         \
+            const bool ok_ = prow_ >= 0 && prow_ < rows_padded;                      \
+            const elem* src_ = in + (long long)(ok_ ? prow_ : 0) * pitch + colbase;  \
+            _Pragma("unroll") for (int m = 0; m < V / 2; ++m) {                      \
+                const int j_ = tid + m * NT;                                         \
+                copy_async(&(buf)[rr * ROWBUF + PADH / 2 + j_], reinterpret_cast<const real*>(src_ + 2 * j_), ok_); \
+                copy_async(&(buf)[rr * ROWBUF + ROWBUF / 2 + PADH / 2 + j_],         \
+                           reinterpret_cast<const real*>(src_ + TXO + 2 * j_), ok_ && second); \
+            }                                                                        \
+        }                                                                            \
+    }
+#else
     // The same rows copied straight into shared memory (K_ASYNC); rows outside the field are zero-filled.
 #define COPY_ROWS(q, buf)                                                            \
     {                                                                                \
@@ -256,6 +311,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
                 copy_async(&(buf)[rr * ROWBUF + sidx(tid + k * NT + RX)], src_ + tid + k * NT, ok_); \
         }                                                                            \
     }
+#endif
 #if K_PF > 1
 // Slot 0 (input rows) is a ring of NB0 buffers, taken as iteration % NB0; the other slots are double-buffered.
 #define BUF(s_, par_) (smem + ((s_) == 0 ? (par_) : NB0 + ((s_) - 1) * 2 + (par_)) * NR * ROWBUF)
@@ -311,14 +367,26 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
 #endif
 
     __syncthreads();
+#if K_PAIR && K_ASYNC
+    COPY_ROWS(Y0 - RY * T, BUF(0, 0));  // the input buffers are planar: even the first rows are copied
+#if K_PF > 1
+    copy_async_commit();
+#endif
+#else
     LOAD_ROWS(Y0 - RY * T);
     STORE_ROWS(BUF(0, 0));
+#endif
 #if K_ASYNC && K_PF > 1
 #pragma unroll
     for (int j = 1; j < K_PF; ++j) {  // the rows of iterations 1 .. K_PF - 1, in flight as the loop starts
         COPY_ROWS(Y0 - RY * T + j * NR, BUF(0, j));
         copy_async_commit();
     }
+#endif
+#if K_PAIR && K_ASYNC && K_PF > 1
+    copy_async_wait_group<K_PF - 1>();  // the first rows have landed; the next K_PF - 1 iterations' may still fly
+#elif K_PAIR && K_ASYNC
+    copy_async_wait();
 #endif
     __syncthreads();
 
@@ -344,6 +412,23 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
             const real* src = BUF(s - 1, (s == 1) ? IN_NOW : ((i - 1) & 1));
 #pragma unroll
             for (int rr = 0; rr < NR; ++rr) {
+#if K_PAIR && K_ASYNC
+                real vals[NV];
+                if (s == 1) {
+                    pair_window(vals, src + rr * ROWBUF, tid * V);  // the planar input rows
+                } else {
+#pragma unroll
+                    for (int j = 0; j < NV; ++j) {
+#if K_KEEP
+                        if (j >= RX && j < RX + V) {  // own columns: step s - 1's outputs, kept
+                            vals[j] = keep[s > 1 ? s - 2 : 0][rr][j - RX];
+                            continue;
+                        }
+#endif
+                        vals[j] = src[rr * ROWBUF + sidx(tid * V + j)];
+                    }
+                }
+#else
                 real vals[NV];
 #pragma unroll
                 for (int j = 0; j < NV; ++j) {
@@ -355,6 +440,7 @@ cc_stream2d(const elem* __restrict__ in, elem* __restrict__ out,
 #endif
                     vals[j] = src[rr * ROWBUF + sidx(tid * V + j)];
                 }
+#endif
                 real res[V];
 #pragma unroll
                 for (int v = 0; v < V; ++v) {

@@ -345,6 +345,65 @@ def test_rows_in_flight_give_the_same_bits(host_kernels, stencil, fuse, dtype, o
         assert np.array_equal(run_sweep(one, x).view(np.uint8), run_sweep(ahead, x).view(np.uint8))
 
 
+#: FP16/BF16 input rows copied by cp.async: each strip's row lands planar and step 1 packs its window (odd and even
+#: radii, several rows per iteration, iterations ahead, kept columns, direct stores, a custom stencil, 1D as a row).
+PAIR_COPIES = [(Stencil.box(2, 1), 5, "half", {}), (Stencil.star(2, 1), 9, "bfloat16", {"prefetch": 3}),
+               (Stencil.box(2, 2), 3, "half", {"rows_per_iter": 2, "prefetch": 2}),
+               (Stencil.star(2, 3), 2, "bfloat16", {"v": 4, "cols": 256}),
+               (Stencil.box(2, 1), 11, "half", {"keep_columns": True, "direct_store": True, "prefetch": 4}),
+               (CUSTOM[0], 3, "half", {"prefetch": 2}), (Stencil.box(1, 3), 4, "half", {"layout": "stream"})]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, options", PAIR_COPIES, ids=_ids)
+def test_pair_copies_give_the_same_bits(host_kernels, stencil, fuse, dtype, options):
+    """async_copy with FP16/BF16 changes only how the input rows reach shared memory (each strip's 16-bit row copied
+    as it lies, packed into words as step 1 reads them) and, with prefetch, when: every FMA sees the same operands,
+    so the output is the register path's bit for bit, correct, and the same with the threads reversed."""
+    precision = PRECISION[dtype]
+    w = random_weights(stencil.mask(), np.random.default_rng(8))
+    x = data((1, 17, 1100) if stencil.dims == 2 else (1, 1, 1100), dtype)  # a block whose second strip is past the grid
+    regs_options = {k: v for k, v in options.items() if k != "prefetch"}
+    regs = host_kernels(stencil, fuse, dtype, precision, w, async_copy=False, **regs_options)
+    copied = host_kernels(stencil, fuse, dtype, precision, w, async_copy=True, **options)
+    assert "rows copied asynchronously" in copied.describe() and dict(copied.plan.defines)["K_ASYNC"] == 1
+    out = run_sweep(copied, x)
+    assert check(copied, x, out).passed
+    assert np.array_equal(run_sweep(regs, x).view(np.uint8), out.view(np.uint8))
+    assert np.array_equal(run_sweep(copied, x, reverse=True).view(np.uint8), out.view(np.uint8))
+    again = plans.recorded_cuda_core_plan(stencil, fuse, precision, copied.describe())
+    assert again.defines == copied.plan.defines and again.smem == copied.plan.smem
+
+
+@pytest.mark.parametrize("stencil, fuse, options, right, wrong", [
+    # lane 1 copied from lane 0's strip
+    (Stencil.box(2, 1), 3, {}, "reinterpret_cast<const real*>(src_ + TXO + 2 * j_)", "reinterpret_cast<const real*>(src_ + 2 * j_)"),
+    # an odd radius's window read from the even half before it
+    (Stencil.star(2, 1), 3, {}, "const int p = (RX & 1) + j;", "const int p = j;"),
+    # the first rows read before they landed (one step: at depth their share of the first outputs is below rounding)
+    (Stencil.box(2, 2), 1, {"prefetch": 3}, "copy_async_wait_group<K_PF - 1>();  // the first rows",
+     "copy_async_wait_group<K_PF>();  // the first rows"),
+], ids=["lane 1's source", "odd window", "first rows' wait"])
+def test_broken_pair_copies_are_caught(host_kernels, monkeypatch, stencil, fuse, options, right, wrong):
+    """The pairs' copies compiled with one thing broken: the check fails in at least one thread order (the emulation
+    lands a copy only at its thread's wait)."""
+    from tcadvisor.data import data_dir
+    from tcadvisor.gpu import cuda_cores
+
+    w = random_weights(stencil.mask(), np.random.default_rng(9))
+    x = data((1, 17, 1100), "half")
+    good = host_kernels(stencil, fuse, "half", "fp16", w, async_copy=True, **options)
+    assert check(good, x, run_sweep(good, x)).passed
+    source = (data_dir("kernels") / "cuda_cores_2d.cu").read_text()
+    broken = source.replace(right, wrong)
+    assert broken != source
+    monkeypatch.setattr(cuda_cores, "module", lambda filename, defines: _host_cuda.compile_module(
+        filename, defines, "cc_stream2d", text=broken))
+    bad = host_kernels(stencil, fuse, "half", "fp16", w, async_copy=True, **options)
+    caught = [not check(bad, x, out).passed or not np.isfinite(from_storage(out, "half")).all()
+              for out in (run_sweep(bad, x), run_sweep(bad, x, reverse=True))]
+    assert any(caught)
+
+
 @pytest.mark.parametrize("options, message", [
     ({"trap": True}, "options of the 3D CUDA-core kernel"), ({"prefetch": 5}, "1 to 4 input planes"),
     ({"prefetch": 2, "async_copy": False, "dims": 2}, "only when it copies them asynchronously"),

@@ -344,7 +344,12 @@ def test_cuda_core_3d_knobs_keep_results_right(dtype, t, options):
     ("double", 12, {"keep_columns": True}), ("float", 14, {"keep_columns": True, "direct_store": True}),
     ("double", 4, {"keep_columns": True, "rows_per_iter": 2, "async_copy": True}),
     ("double", 11, {"async_copy": True, "prefetch": 4}), ("float", 12, {"async_copy": True, "prefetch": 8}),
-    ("double", 3, {"async_copy": True, "prefetch": 2, "rows_per_iter": 2, "direct_store": True})])
+    ("double", 3, {"async_copy": True, "prefetch": 2, "rows_per_iter": 2, "direct_store": True}),
+    # FP16/BF16: each strip's rows copied planar, packed as step 1 reads them
+    ("half", 5, {"async_copy": True}), ("bfloat16", 12, {"async_copy": True, "prefetch": 4}),
+    ("half", 9, {"async_copy": True, "prefetch": 3, "keep_columns": True, "direct_store": True}),
+    ("bfloat16", 3, {"async_copy": True, "prefetch": 2, "rows_per_iter": 2}),
+    ("half", 16, {"async_copy": True, "prefetch": 4, "v": 4, "cols": 1024})])
 def test_cuda_core_2d_async_copies_keep_results_right(dtype, t, options):
     """Input rows copied into shared memory by cp.async (zero-filled outside the field), several iterations of
     them in flight (prefetch), outputs stored from registers, own columns kept in registers, on odd grids, 1D and
@@ -447,8 +452,9 @@ def test_configurations_it_cannot_take():
         run(Stencil.box(3, 1), "double", "tensor_core", fuse=6, grid="16x16x130")
     with pytest.raises(TcAdvisorError, match="no double variant"):
         run(Stencil.box(2, 1), "double", "sparse_tensor_core", fuse=1, grid="64x64")
-    with pytest.raises(TcAdvisorError, match="async_copy copies whole values"):
-        run(Stencil.box(2, 1), "half", "cuda_core", fuse=4, grid="64x64", kernel_options={"async_copy": True})
+    with pytest.raises(TcAdvisorError, match="an even number would be accepted"):
+        run(Stencil.box(2, 1), "half", "cuda_core", fuse=4, grid="64x64",
+            kernel_options={"async_copy": True, "v": 1, "cols": 256})
 
 
 @pytest.mark.parametrize("unit, impl, dtype", [("tensor_core", "tcadvisor-tc", "double"),

@@ -177,8 +177,8 @@ def test_planner_refuses_what_the_kernel_cannot_build():
         plans.plan_cuda_cores(Stencil.box(3, 2), 8, "fp64")
     with pytest.raises(TcAdvisorError, match="FP64, FP32, FP16, BF16, not TF32"):
         plans.plan_cuda_cores(Stencil.box(2, 1), 1, "tf32")
-    with pytest.raises(TcAdvisorError, match="async_copy copies whole values"):
-        plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16", async_copy=True)
+    with pytest.raises(TcAdvisorError, match="v = 1 columns per thread, an even number would be accepted"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16", async_copy=True, v=1, cols=256)
     with pytest.raises(TcAdvisorError, match="0, 1 or 2"):
         plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 1, "fp16", prefetch=3)
 

@@ -641,7 +641,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         if lanes > 1:  # FP16/BF16 pairs: narrower strips (two per block), pairs_strips_2d of kernels/defaults.yaml
             dv, dcols = [(pv, pc) for d, pv, pc in measured.pairs_strips_2d if d <= t][-1]
         # rows_ahead_2d_r1: from its depth on, radius 1 copies the input rows of several iterations ahead (which
-        # needs the copies of async_copy); FP16/BF16 pack two strips per word and load through registers
+        # needs the copies of async_copy); FP16/BF16 (two strips per word) load through registers by default
         ahead_from, ahead = measured.rows_ahead_2d_r1.get(tuned, (10**9, 1)) if lanes == 1 else (10**9, 1)
         rows_ahead = ry == 1 and t >= ahead_from and async_copy is not False and rows_per_iter in (None, 1)
         if async_copy is None:
@@ -681,9 +681,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         npend = max(2 * ry, 1)
         live = (t * npend * v + (0 if async_copy else nr * v) + (v + 2 * r) + v + cc_weight_words(stencil, precision)
                 + (t - 1) * nr * v * keep_columns) * words
-        if async_copy and lanes > 1:
-            raise TcAdvisorError(f"async_copy copies whole values; the CUDA-core kernel's {precision.upper()} "
-                                 "words pack two strips (it loads them through registers)")
+        if async_copy and lanes > 1 and not vec2:
+            raise TcAdvisorError(f"async_copy with {precision.upper()} copies two columns of each strip at a time: "
+                                 f"v = {v} columns per thread, an even number would be accepted")
+        if async_copy and lanes > 1 and cols + 2 * r + 2 * (r % 2) > rowbuf:
+            # the copies land each strip's 16-bit row as it is, side by side in one row buffer (kernels/cuda_cores_2d.cu)
+            raise TcAdvisorError(f"async_copy with {precision.upper()}: {cols} columns of radius {r} do not fit their "
+                                 f"row buffer of {rowbuf} words as two 16-bit rows; another v or cols would be accepted")
         defines = (value, ("K_RX", r), ("K_RY", ry), ("K_T", t), ("K_STAR", star), ("K_V", v),
                    ("K_NT", nt), ("K_NR", nr)) + (("K_ASYNC", 1),) * bool(async_copy) + (("K_DIRECT", 1),) * direct_store
         defines += (("K_PF", int(prefetch)),) * (prefetch != 1)

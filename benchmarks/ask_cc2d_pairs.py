@@ -1,0 +1,70 @@
+"""What the refined model says of the cc-pairs-async scan's variants before they are measured.
+
+Each configuration of ``tune_gpu_kernels.py --only cc-pairs-async`` (FP16/BF16 pairs on the 2D CUDA-core kernel with
+their input rows copied by cp.async, several iterations ahead, and wider strips) is predicted as a recorded run of
+that plan would be (the plan read back from the kernel's description, the shipped constants), on the scan's grid.
+
+    python benchmarks/ask_cc2d_pairs.py --gpu h200-calibrated --out FILE.csv [--measured DIR/tuning.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.ask_sptc_r8 import measured_runs, write_rows  # noqa: E402
+from benchmarks.tune_gpu_kernels import variants_cc_pairs_async  # noqa: E402
+from tcadvisor import refinement  # noqa: E402
+from tcadvisor.gpu import plans  # noqa: E402
+from tcadvisor.hardware import find_spec  # noqa: E402
+from tcadvisor.stencil import parse_stencil  # noqa: E402
+from tcadvisor.validate import fitting as F  # noqa: E402
+
+PRECISION = {"half": "fp16", "bfloat16": "bf16"}
+
+
+def description(plan) -> str:
+    """The part of the CUDA-core kernel's description of itself that :func:`plans.recorded_cuda_core_plan` reads
+    (tcadvisor.gpu.cuda_cores.CudaCoreKernel.describe, without its registers: the model takes the plan's)."""
+    o = plan.options
+    return (f"{o['nt']} threads x {o['v']} columns, {o['nr']} rows/iteration"
+            + (", rows copied asynchronously" if o["async"] else "")
+            + (f", {o['prefetch']} iterations ahead" if o["prefetch"] != 1 else "")
+            + (", outputs stored from registers" if o["direct"] else "")
+            + (", own columns kept in registers" if o["keep"] else "")
+            + f", halo {plan.halo}, {plan.smem // 1024} KiB shared (asked, not run)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", default="h200-calibrated")
+    ap.add_argument("--measured", help="the scan's tuning.csv")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    spec = find_spec(args.gpu)
+    measured = measured_runs(args.measured) if args.measured else {}
+    rows = []
+    for name, dtype, grid, unit, t, _mma, kn in variants_cc_pairs_async():
+        st, precision = parse_stencil(name), PRECISION[dtype]
+        plan = plans.plan_cuda_cores(st, t, precision, **kn)
+        row = {"stencil": name, "offsets": "", "unit": unit, "dtype": dtype, "precision": precision, "mma": "",
+               "fuse": t, "grid": grid, "status": "ok", "gstencils": 1.0, "alpha": "", "kernel": description(plan)}
+        run = F.runs_from_rows([row], spec, args.gpu)[0]
+        pred = float(F.predict([run], refinement.constants(spec))[0])
+        rows.append({"stencil": name, "dtype": dtype, "fuse": t, "options": str(kn), "predicted": round(pred, 1),
+                     "measured": measured.get((name, dtype, unit, t, str(kn)), "")})
+    base = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows if r["options"] == "{}"}
+    for r in rows:  # each variant against the default of its configuration
+        b = base[(r["stencil"], r["dtype"], r["fuse"])]
+        r["predicted_vs_default"] = round(r["predicted"] / b["predicted"], 3)
+        both = r["measured"] != "" and b["measured"] != ""
+        r["measured_vs_default"] = round(r["measured"] / b["measured"], 3) if both else ""
+    write_rows(rows, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
