@@ -1345,6 +1345,28 @@ def variants_cc_pairs_async():
     return out
 
 
+def variants_cc_ahead_radii():
+    """After cc-pairs-async (radius 1): the copies with 1 and 4 iterations of input rows ahead at radii 2-4, box and
+    star, beside each configuration's default, same run: FP16 (whose pairs load through registers there; FP32's deep
+    strip of 4 columns and 512 too), FP32 and FP64 (whose rows ahead are radius 1's rule only)."""
+    out = []
+    g2 = "10240x10240"
+    depths = {2: (2, 3, 4, 6, 8), 3: (2, 3, 4, 5), 4: (2, 3, 4)}
+    for r, ts in depths.items():
+        for shape in ("Box", "Star"):
+            name = f"{shape}-2D{r}R"
+            for t in ts:
+                for dtype in ("half", "float", "double"):
+                    kns = [{}, {"async_copy": True, "prefetch": 4}]
+                    if dtype != "double":
+                        kns.insert(1, {"async_copy": True})
+                    if dtype == "half":
+                        kns.append({"v": 4, "cols": 512, "async_copy": True, "prefetch": 4})
+                    for kn in kns:
+                        out.append((name, dtype, g2, "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1385,7 +1407,7 @@ SCANS = {
     "cc3d-pairs": lambda args: variants_cc3d_pairs(),
     "cc-prefetch": lambda args: variants_cc_prefetch(),
     "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch3": lambda args: variants_cc_prefetch3(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
-    "cc-pairs-async": lambda args: variants_cc_pairs_async(),
+    "cc-pairs-async": lambda args: variants_cc_pairs_async(), "cc-ahead-radii": lambda args: variants_cc_ahead_radii(),
 }
 
 
