@@ -45,7 +45,7 @@ ENTRIES = {
     "cc3d_radius1": "precision -> depth -> [v, cols, rows, rows per thread, planes in flight]",
     "cc3d_vector_loads": "precision -> radius -> depths",
     "pairs_strips_2d": "from depth -> [columns per thread, strip columns]",
-    "pairs_copies_2d_r1": "from depth -> [columns per thread, strip columns, iterations ahead] or null",
+    "pairs_copies_2d": "radius -> from depth -> [columns per thread, strip columns, iterations ahead] or null",
     "tensor_cores": "dimensions -> precision -> fused radius -> {mma, knobs}",
     "sparse_tensor_cores_l2_prefetch": "dimensions -> precision -> fused radius -> slices",
     "sparse_tensor_cores": "dimensions -> precision -> fused radius -> {knobs}",
@@ -73,7 +73,7 @@ class MeasuredDefaults:
     cc3d: dict  # (precision, depth) -> (v, cols, rows, rows per thread, planes in flight)
     cc3d_vector_loads: dict  # (precision, radius) -> depths where the 3D kernel reads its shared rows as vectors
     pairs_strips_2d: tuple  # ((from depth, columns per thread, strip columns), ...) by depth, FP16/BF16 pairs
-    pairs_copies_2d_r1: tuple  # ((from depth, (v, strip columns, iterations ahead) or None), ...) by depth, radius 1
+    pairs_copies_2d: dict  # radius -> ((from depth, (v, strip columns, iterations ahead) or None), ...) by depth
     tc: dict  # (dims, precision, fused radius) -> (mma, {knob: value})
     sptc_l2: dict  # (dims, precision, fused radius) -> slices
     sptc: dict  # (dims, precision, fused radius) -> {knob: value}, the whole configuration where measured
@@ -229,18 +229,23 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         strips.append((rd.int_(t, f"{where} depth", 1, 64), rd.int_(pair[0], where, 1, 32), rd.int_(pair[1], where, 32, 4096)))
     if not strips or min(strips)[0] != 1:
         raise rd.fail("pairs_strips_2d.value", "entries from depth 1 on", v["pairs_strips_2d"])
-    copies = []
-    for t, entry in rd.mapping(v["pairs_copies_2d_r1"], "pairs_copies_2d_r1.value").items():
-        where = f"pairs_copies_2d_r1.value.{t}"
-        if entry is not None and (not isinstance(entry, list) or len(entry) != 3):
-            raise rd.fail(where, "[columns per thread, strip columns, iterations ahead] or null", entry)
-        if entry is not None:
-            entry = (rd.int_(entry[0], where, 2, 32), rd.int_(entry[1], where, 32, 4096), rd.int_(entry[2], where, 1, 8))
-            if entry[0] % 2:
-                raise rd.fail(where, "an even number of columns per thread (the copies move two at a time)", entry[0])
-        copies.append((rd.int_(t, f"{where} depth", 1, 64), entry))
-    if not copies or min(c[0] for c in copies) != 1:
-        raise rd.fail("pairs_copies_2d_r1.value", "entries from depth 1 on", v["pairs_copies_2d_r1"])
+    copies = {}
+    for radius, by_depth in rd.mapping(v["pairs_copies_2d"], "pairs_copies_2d.value").items():
+        radius = rd.int_(radius, "pairs_copies_2d.value radius", 1, 64)
+        steps = []
+        for t, entry in rd.mapping(by_depth, f"pairs_copies_2d.value.{radius}").items():
+            where = f"pairs_copies_2d.value.{radius}.{t}"
+            if entry is not None and (not isinstance(entry, list) or len(entry) != 3):
+                raise rd.fail(where, "[columns per thread, strip columns, iterations ahead] or null", entry)
+            if entry is not None:
+                entry = (rd.int_(entry[0], where, 2, 32), rd.int_(entry[1], where, 32, 4096),
+                         rd.int_(entry[2], where, 1, 8))
+                if entry[0] % 2:
+                    raise rd.fail(where, "an even number of columns per thread (copied two at a time)", entry[0])
+            steps.append((rd.int_(t, f"{where} depth", 1, 64), entry))
+        if min(c[0] for c in steps) != 1:
+            raise rd.fail(f"pairs_copies_2d.value.{radius}", "entries from depth 1 on", by_depth)
+        copies[radius] = tuple(sorted(steps, key=lambda c: c[0]))
     rows_ahead = {}
     for p, pair in rd.mapping(v["rows_ahead_2d_r1"], "rows_ahead_2d_r1.value", ("fp64", "fp32")).items():
         where = f"rows_ahead_2d_r1.value.{p}"
@@ -264,7 +269,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         cc3d=cc3d,
         cc3d_vector_loads=vector_loads,
         pairs_strips_2d=tuple(sorted(strips)),
-        pairs_copies_2d_r1=tuple(sorted(copies, key=lambda c: c[0])),
+        pairs_copies_2d=copies,
         tc=rd.by_fused_radius(v["tensor_cores"], "tensor_cores.value", rd.tc_entry),
         sptc_l2=rd.by_fused_radius(v["sparse_tensor_cores_l2_prefetch"], "sparse_tensor_cores_l2_prefetch.value",
                                    lambda x, where: rd.int_(x, where, 0, 32)),

@@ -644,11 +644,11 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         # needs the copies of async_copy); FP16/BF16 (two strips per word) load through registers by default
         ahead_from, ahead = measured.rows_ahead_2d_r1.get(tuned, (10**9, 1)) if lanes == 1 else (10**9, 1)
         rows_ahead = ry == 1 and t >= ahead_from and async_copy is not False and rows_per_iter in (None, 1)
-        # pairs_copies_2d_r1: FP16/BF16 pairs of radius 1 copy their input rows (planar) at the depths listed, with
-        # the strips and the iterations ahead measured best with the copies
+        # pairs_copies_2d: FP16/BF16 pairs copy their input rows (planar) at the radii and depths listed, with the
+        # strips and the iterations ahead measured best with the copies
         copies = None
-        if lanes > 1 and stencil.dims == 2 and r == 1 and async_copy is not False:
-            copies = [c for d, c in measured.pairs_copies_2d_r1 if d <= t][-1]
+        if lanes > 1 and stencil.dims == 2 and r in measured.pairs_copies_2d and async_copy is not False:
+            copies = [c for d, c in measured.pairs_copies_2d[r] if d <= t][-1]
         if copies is not None:
             dv, dcols = copies[0], copies[1]
             async_copy = True
