@@ -649,6 +649,13 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         copies = None
         if lanes > 1 and stencil.dims == 2 and r in measured.pairs_copies_2d and async_copy is not False:
             copies = [c for d, c in measured.pairs_copies_2d[r] if d <= t][-1]
+        if copies is not None and v is None:
+            # the copies move two columns at a time: where the pending sums leave one column per thread (the rule
+            # below), the pairs keep the register path, as at every depth before the copies
+            fit = copies[0]
+            while fit > 1 and t * 2 * ry * fit * words > measured.pend_words_2d:
+                fit //= 2
+            copies = copies if fit % 2 == 0 else None
         if copies is not None:
             dv, dcols = copies[0], copies[1]
             async_copy = True
