@@ -107,6 +107,10 @@ def test_register_estimate_against_the_compiled_counts():
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 4, "fp32", v=4, cols=136, rows=24, rows_per_thread=2)),
     # FP16/BF16 pairs: 32-bit words of two values in shared memory, laid out as FP32's
     ("cuda_cores_2d.cu", "ROWBUF", dict(K_PAIR=1, K_RX=1, K_RY=1, K_T=4, K_STAR=0, K_V=2, K_NT=128, K_NR=2, K_VEC2=1),
+     lambda: plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16", async_copy=False)),
+    # with the rows copied (planar): the same row buffers, the ring of K_PF + 1 input rows
+    ("cuda_cores_2d.cu", "ROWBUF", dict(K_PAIR=1, K_RX=1, K_RY=1, K_T=4, K_STAR=0, K_V=4, K_NT=128, K_NR=2, K_ASYNC=1,
+                                        K_PF=4, K_VEC2=1),
      lambda: plans.plan_cuda_cores(Stencil.box(2, 1), 4, "fp16")),
     ("cuda_cores_3d.cu", "PLANEBUF", dict(K_PAIR=2, K_R=1, K_T=2, K_STAR=0, K_V=2, K_BX=32, K_BY=16, K_VEC2=1),
      lambda: plans.plan_cuda_cores(Stencil.box(3, 1), 2, "bf16")),
@@ -134,9 +138,11 @@ def test_shared_memory_layout_is_the_kernels(source, macro, defines, plan):
         value = int(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
     assert value == p.options[macro.lower()]
     size = 8 if defines.get("K_REAL") == "double" else 4
-    steps = defines["K_T"] + 1 if macro == "ROWBUF" else defines["K_T"]
-    per_step = 2 * defines.get("K_NR", 1)
-    assert p.smem == steps * per_step * value * size
+    if macro == "ROWBUF":  # a ring of K_PF + 1 input rows, two of each later step's and of the finished rows
+        buffers = defines.get("K_PF", 1) + 1 + 2 * defines["K_T"]
+        assert p.smem == buffers * defines["K_NR"] * value * size
+    else:
+        assert p.smem == defines["K_T"] * 2 * value * size
 
 
 # --------------------------------------------------------------------------- occupancy and capacity
