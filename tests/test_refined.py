@@ -346,6 +346,7 @@ def test_sweep_has_a_model_column():
     data = sweep("box", 2, "float", H100, radii=[1, 2], fuses=[1, 2, 3], impls=BUNDLED, model="refined")
     cc = data[data["unit"] == "cuda_core"]
     assert set(data["model"]) == {"refined"}  # the three bundled kernels declare their launch
+    assert len(cc) == 6 and cc["available"].all()  # every radius and depth asked for, on CUDA cores
     spider = sweep("box", 2, "float", H100, radii=[1], fuses=[1, 2], impls=["tcadvisor-cc", "SPIDER"], model="refined")
     assert set(spider[spider["unit"] == "sparse_tensor_core"]["model"]) == {"base"}  # SPIDER declares no tiling
     avail = data[data["available"]]
