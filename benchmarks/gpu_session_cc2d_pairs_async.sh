@@ -15,11 +15,8 @@ tail -1 "$out/gpu-tests-cc2d-pairs.log"
 timeout 330 python "$here/tune_gpu_kernels.py" --out "$out/scan" --only cc-pairs-async > "$out/scan/tune.log" 2>&1
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
 metrics="--metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
-prof() {  # label stencil fuse dtype knobs-json
-  timeout 60 ncu --clock-control none -k "regex:cc_stream2d" --launch-skip 2 --launch-count 1 $sections $metrics \
-      python "$here/profile_kernel.py" cuda_core "$2" "$3" "$4" 10240x10240 "$5" > "$out/ncu/ncu-$1.txt" 2>&1
-  echo "$1 | $(grep -m1 'GStencils' "$out/ncu/ncu-$1.txt" | cut -c1-200) | $(grep -m1 -E '^ +Duration' "$out/ncu/ncu-$1.txt" | tr -s ' ')"
-}
+PROF_TIMEOUT=60
+. "$here/ncu_cc2d_prof.sh"  # prof()
 prof box-fp16-t16-pf4 Box-2D1R 16 half '{"async_copy": true, "prefetch": 4}'
 prof box-fp16-t16-wide-pf4 Box-2D1R 16 half '{"v": 4, "cols": 1024, "async_copy": true, "prefetch": 4}'
 prof star-fp16-t16-pf4 Star-2D1R 16 half '{"async_copy": true, "prefetch": 4}'

@@ -12,11 +12,7 @@ mkdir -p "$out/ncu"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/gpu.txt"
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats"
 metrics="--metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_fmaheavy.sum,smsp__inst_executed_pipe_fp16.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp16_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__throughput.avg.pct_of_peak_sustained_active"
-prof() {  # label stencil fuse dtype knobs-json
-  timeout 90 ncu --clock-control none -k "regex:cc_stream2d" --launch-skip 2 --launch-count 1 $sections $metrics \
-      python "$here/profile_kernel.py" cuda_core "$2" "$3" "$4" 10240x10240 "$5" > "$out/ncu/ncu-$1.txt" 2>&1
-  echo "$1 | $(grep -m1 'GStencils' "$out/ncu/ncu-$1.txt" | cut -c1-200) | $(grep -m1 -E '^ +Duration' "$out/ncu/ncu-$1.txt" | tr -s ' ')"
-}
+. "$here/ncu_cc2d_prof.sh"  # prof()
 prof box-fp16-t4 Box-2D1R 4 half '{}'
 prof box-fp16-t8 Box-2D1R 8 half '{}'
 prof box-fp16-t16 Box-2D1R 16 half '{}'

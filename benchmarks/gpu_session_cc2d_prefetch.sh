@@ -14,11 +14,7 @@ timeout 150 python "$here/tune_gpu_kernels.py" --out "$out/scan-a" --only cc-pre
 timeout 150 python "$here/tune_gpu_kernels.py" --out "$out/scan-b" --only cc-prefetch2-reversed > "$out/scan-b/tune.log" 2>&1
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats"
 metrics="--metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__throughput.avg.pct_of_peak_sustained_active"
-prof() {  # label stencil fuse dtype knobs-json
-  timeout 90 ncu --clock-control none -k "regex:cc_stream2d" --launch-skip 2 --launch-count 1 $sections $metrics \
-      python "$here/profile_kernel.py" cuda_core "$2" "$3" "$4" 10240x10240 "$5" > "$out/ncu/ncu-$1.txt" 2>&1
-  echo "$1 | $(grep -m1 'GStencils' "$out/ncu/ncu-$1.txt" | cut -c1-22) | $(grep -m1 -E '^ +Duration' "$out/ncu/ncu-$1.txt" | tr -s ' ')"
-}
+. "$here/ncu_cc2d_prof.sh"  # prof()
 prof star-fp64-t11-pf1 Star-2D1R 11 double '{"async_copy": true}'
 prof star-fp64-t11-pf3 Star-2D1R 11 double '{"async_copy": true, "prefetch": 3}'
 prof star-fp32-t10-default Star-2D1R 10 float '{}'
