@@ -32,11 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tcadvisor import model, refinement  # noqa: E402
-from tcadvisor.gpu import plans  # noqa: E402
 from tcadvisor.gpu.plans import ELEMENT_BYTES  # noqa: E402
 from tcadvisor.hardware import resolve_gpu  # noqa: E402
 from tcadvisor.mma import MmaShape  # noqa: E402
-from tcadvisor.validate.corpus import load_corpus, stencil_from_row  # noqa: E402
+from tcadvisor.validate.corpus import load_corpus, recorded_plan, stencil_from_row  # noqa: E402
 from tcadvisor.validate import fitting  # noqa: E402
 from tcadvisor.validate.fitting import grid3  # noqa: E402
 
@@ -45,19 +44,10 @@ STRICT = ("Box-2D1R", "Star-2D1R", "Box-3D1R")
 TARGET, TARGET_STRICT = 0.60, 0.75
 
 
-def recorded_plan(row, stencil):
-    t, precision, text = int(row["fuse"]), row["precision"], row.get("kernel", "")
-    if row["unit"] == "cuda_core":
-        return plans.recorded_cuda_core_plan(stencil, t, precision, text)
-    if row["unit"] == "tensor_core":
-        return plans.recorded_tensor_core_plan(stencil, t, precision, text)
-    return plans.recorded_sparse_tensor_core_plan(stencil, t, precision, text)
-
-
 def one(row, spec) -> dict:
     """The own-roofline figures of one recorded run."""
     stencil = stencil_from_row(row["stencil"], row.get("offsets", ""))
-    plan = recorded_plan(row, stencil)
+    plan = recorded_plan(row)
     shape3 = grid3(row["grid"], stencil.dims)
     sm = spec.multiprocessors
     regs = re.search(r"(\d+) registers", row.get("kernel", ""))
