@@ -553,7 +553,9 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
     per thread keep enough blocks resident; wide ones pay off at deep fusion);
     ``async_copy`` copies the next input rows into shared memory with cp.async
-    instead of through registers (1D/2D only; default: ``async_from_fp64_r1`` of kernels/defaults.yaml);
+    instead of through registers (1D/2D only; default: ``async_from_fp64_r1`` and ``rows_ahead_2d_r1`` of
+    kernels/defaults.yaml, for FP16/BF16 pairs ``pairs_copies_2d``, which lands each strip's 16-bit row as it is and
+    needs an even ``v``);
     ``direct_store`` writes the last step's rows to global memory from registers
     instead of staging them in shared memory (1D/2D only); ``keep_columns`` keeps each step's own
     outputs in registers for the next step, which then reads only its halo columns from shared memory
@@ -641,7 +643,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         if lanes > 1:  # FP16/BF16 pairs: narrower strips (two per block), pairs_strips_2d of kernels/defaults.yaml
             dv, dcols = [(pv, pc) for d, pv, pc in measured.pairs_strips_2d if d <= t][-1]
         # rows_ahead_2d_r1: from its depth on, radius 1 copies the input rows of several iterations ahead (which
-        # needs the copies of async_copy); FP16/BF16 (two strips per word) load through registers by default
+        # needs the copies of async_copy); FP16/BF16 (two strips per word) take pairs_copies_2d instead
         ahead_from, ahead = measured.rows_ahead_2d_r1.get(tuned, (10**9, 1)) if lanes == 1 else (10**9, 1)
         rows_ahead = ry == 1 and t >= ahead_from and async_copy is not False and rows_per_iter in (None, 1)
         # pairs_copies_2d: FP16/BF16 pairs copy their input rows (planar) at the radii and depths listed, with the
