@@ -1367,6 +1367,22 @@ def variants_cc_ahead_radii():
     return out
 
 
+def variants_cc_ahead_deep():
+    """After cc-ahead-radii (FP32 and FP64 at radii 2-4 gained little or lost with the copies at t <= 6, but
+    Star-2D2R x8 gained 1.14x in FP32 and 1.50x in FP64, Box-2D2R 1.04x and 1.02x): the deeper depths that scan did
+    not reach, radius 2 at t = 6-12 and radius 3 at t = 4-8, with 2, 4 and 6 iterations ahead beside the defaults,
+    box and star, FP32 and FP64 -- enough to say from which depth a rule holds, or that none does."""
+    out = []
+    g2 = "10240x10240"
+    for r, depths in ((2, (6, 7, 8, 10, 12)), (3, (4, 5, 6, 8))):
+        for shape in ("Box", "Star"):
+            for t in depths:
+                for dtype in ("float", "double"):
+                    for kn in ({},) + tuple({"async_copy": True, "prefetch": n} for n in (2, 4, 6)):
+                        out.append((f"{shape}-2D{r}R", dtype, g2, "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1408,6 +1424,7 @@ SCANS = {
     "cc-prefetch": lambda args: variants_cc_prefetch(),
     "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch3": lambda args: variants_cc_prefetch3(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
     "cc-pairs-async": lambda args: variants_cc_pairs_async(), "cc-ahead-radii": lambda args: variants_cc_ahead_radii(),
+    "cc-ahead-deep": lambda args: variants_cc_ahead_deep(),
 }
 
 
