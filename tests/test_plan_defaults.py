@@ -193,6 +193,23 @@ def _copy_corpus(tmp_path, source, planner_changed=False):
     return folder
 
 
+@pytest.mark.parametrize("folder", [CORPUS, CORPUS_BEFORE], ids=["H200", "H100"])
+def test_the_corpora_are_todays_design(folder):
+    """Each corpus holds exactly the configurations its design (spec, size, seed in corpus.json) draws from what the
+    bundled kernels run today.  The design samples depths along every runnable curve, so a default that makes a
+    kernel refuse (or newly run) a depth moves the draw of every curve after it: the corpus must be recorded again
+    (a pairs rule of 2026-11-28 refused FP16 at radius 3 from t = 11 and moved 121 of the H200's configurations)."""
+    from tcadvisor.hardware import find_spec
+    from tcadvisor.validate.corpus import design
+
+    head = json.loads(open(os.path.join(folder, "corpus.json")).read())
+    drawn = design(find_spec(head["spec"]), head["design"]["n"], head["design"]["seed"])
+    want = {(c.stencil, c.unit, c.dtype, str(c.fuse), "x".join(map(str, c.grid))) for c in drawn}
+    with open(os.path.join(folder, "corpus.csv"), newline="") as f:
+        got = {(r["stencil"], r["unit"], r["dtype"], r["fuse"], r["grid"]) for r in csv.DictReader(f)}
+    assert len(got) == 1064 and got == want, (sorted(want - got)[:5], sorted(got - want)[:5])
+
+
 @pytest.fixture
 def corpus_copy(tmp_path):
     return _copy_corpus(tmp_path, CORPUS, planner_changed=True)
