@@ -17,13 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ask_sptc_r8 import measured_runs, write_rows  # noqa: E402
+from benchmarks.ask_sptc_r8 import measured_runs, predict_variants, write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import variants_sptc_1d_ilp  # noqa: E402
-from tcadvisor import refinement  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
-from tcadvisor.hardware import find_spec  # noqa: E402
-from tcadvisor.stencil import parse_stencil  # noqa: E402
-from tcadvisor.validate import fitting as F  # noqa: E402
 
 PRECISION = {"half": "fp16", "bfloat16": "bf16", "float": "tf32"}
 
@@ -39,27 +35,9 @@ def main(argv=None) -> int:
     ap.add_argument("--measured", help="the scan's tuning.csv")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
-    spec = find_spec(args.gpu)
     measured = measured_runs(args.measured) if args.measured else {}
-    rows = []
-    for name, dtype, grid, unit, t, _mma, kn in variants_sptc_1d_ilp():
-        st, precision = parse_stencil(name), PRECISION[dtype]
-        plan = plans.plan_sparse_tensor_cores(st, t, precision, **kn)
-        row = {"stencil": name, "offsets": "", "unit": unit, "dtype": dtype, "precision": precision, "mma": "",
-               "fuse": t, "grid": grid, "status": "ok", "gstencils": 1.0, "alpha": "", "kernel": description(plan)}
-        run = F.runs_from_rows([row], spec, args.gpu)[0]
-        pred = float(F.predict([run], refinement.constants(spec))[0])
-        rows.append({"stencil": name, "dtype": dtype, "fuse": t, "options": str(kn), "predicted": round(pred, 1),
-                     "measured": measured.get((name, dtype, unit, t, str(kn)), "")})
-    # the variant against the planner's rule of the same configuration
-    base = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows if r["options"] == "{}"}
-    for r in rows:
-        b = base[(r["stencil"], r["dtype"], r["fuse"])]
-        r["predicted_vs_rule"] = round(r["predicted"] / b["predicted"], 3)
-        if r["measured"] != "" and b["measured"] != "":
-            r["measured_vs_rule"] = round(r["measured"] / b["measured"], 3)
-        else:
-            r["measured_vs_rule"] = ""
+    rows = predict_variants(variants_sptc_1d_ilp(), lambda st, t, p, kn: plans.plan_sparse_tensor_cores(st, t, p, **kn),
+                            description, PRECISION, args.gpu, measured, base="rule")
     write_rows(rows, args.out)
     return 0
 

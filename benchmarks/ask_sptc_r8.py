@@ -52,6 +52,36 @@ def write_rows(rows: list[dict], path: str | None) -> None:
     w.writerows(rows)
 
 
+def predict_variants(variants, plan_of, description_of, precision_of: dict, gpu: str, measured: dict,
+                     base: str = "default") -> list[dict]:
+    """The refined model's prediction for each configuration of a ``tune_gpu_kernels.py`` scan, as a recorded run
+    of that plan would be predicted (tcadvisor.validate.fitting: the plan read back from the kernel's description,
+    the shipped constants), beside what the scan measured, and each over its configuration's variant with no knobs
+    (columns ``predicted_vs_BASE``, ``measured_vs_BASE``).  ``plan_of(stencil, t, precision, knobs)`` gives the plan,
+    ``description_of(plan)`` the part of the kernel's description the recorded-plan readers parse."""
+    from tcadvisor.stencil import parse_stencil
+    from tcadvisor.validate import fitting
+
+    spec = find_spec(gpu)
+    rows = []
+    for name, dtype, grid, unit, t, _mma, kn in variants:
+        st, precision = parse_stencil(name), precision_of[dtype]
+        plan = plan_of(st, t, precision, kn)
+        row = {"stencil": name, "offsets": "", "unit": unit, "dtype": dtype, "precision": precision, "mma": "",
+               "fuse": t, "grid": grid, "status": "ok", "gstencils": 1.0, "alpha": "", "kernel": description_of(plan)}
+        run = fitting.runs_from_rows([row], spec, gpu)[0]
+        pred = float(fitting.predict([run], refinement.constants(spec))[0])
+        rows.append({"stencil": name, "dtype": dtype, "fuse": t, "options": str(kn), "predicted": round(pred, 1),
+                     "measured": measured.get((name, dtype, unit, t, str(kn)), "")})
+    plain = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows if r["options"] == "{}"}
+    for r in rows:
+        b = plain[(r["stencil"], r["dtype"], r["fuse"])]
+        r[f"predicted_vs_{base}"] = round(r["predicted"] / b["predicted"], 3)
+        both = r["measured"] != "" and b["measured"] != ""
+        r[f"measured_vs_{base}"] = round(r["measured"] / b["measured"], 3) if both else ""
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--constants", required=True, help="a refined-terms.yaml whose constants to ask with")

@@ -8,13 +8,5 @@ here=$(dirname "$0")
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/gpu.txt"
 timeout 400 python "$here/tune_gpu_kernels.py" --out "$out" --only cc-ahead-radii > "$out/tune.log" 2>&1
-python - "$out/tuning.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-base = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in rows if r["options"] == "{}"}
-print(f"{len(rows)} configurations, {sum(r['correct'] == 'True' for r in rows)} correct")
-for r in rows:
-    b = base.get((r["stencil"], r["dtype"], r["fuse"]))
-    if r["options"] != "{}":
-        print(f"{r['stencil']} {r['dtype'][:4]} t={r['fuse']} {r['options'][6:52]:46} {float(r['gstencils']) / b if b else 0:.2f}")
-PY
+python "$here/summarize_knob_scan.py" "$out/tuning.csv" > "$out/summary.md"
+tail -60 "$out/summary.md"

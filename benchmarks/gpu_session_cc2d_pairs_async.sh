@@ -21,13 +21,5 @@ prof box-fp16-t16-pf4 Box-2D1R 16 half '{"async_copy": true, "prefetch": 4}'
 prof box-fp16-t16-wide-pf4 Box-2D1R 16 half '{"v": 4, "cols": 1024, "async_copy": true, "prefetch": 4}'
 prof star-fp16-t16-pf4 Star-2D1R 16 half '{"async_copy": true, "prefetch": 4}'
 tar -C "$out" -czf "$out/ncu.tgz" ncu && rm -rf "$out/ncu"
-python - "$out/scan/tuning.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-base = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in rows if r["options"] == "{}"}
-print(f"{len(rows)} configurations, {sum(r['correct'] == 'True' for r in rows)} correct")
-for r in rows:
-    b = base.get((r["stencil"], r["dtype"], r["fuse"]))
-    print(f"{r['stencil']} {r['dtype'][:4]} t={r['fuse']:>2} {r['options'][:70]:70} {float(r['gstencils']):7.0f} "
-          f"{float(r['gstencils']) / b if b else float('nan'):.2f}")
-PY
+python "$here/summarize_knob_scan.py" "$out/scan/tuning.csv" > "$out/scan/summary.md"
+tail -60 "$out/scan/summary.md"

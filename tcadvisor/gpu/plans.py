@@ -651,13 +651,15 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         copies = None
         if lanes > 1 and stencil.dims == 2 and r in measured.pairs_copies_2d and async_copy is not False:
             copies = [c for d, c in measured.pairs_copies_2d[r] if d <= t][-1]
-        if copies is not None and v is None:
-            # the copies move two columns at a time: where the pending sums leave one column per thread (the rule
-            # below), the pairs keep the register path, as at every depth before the copies
-            fit = copies[0]
-            while fit > 1 and t * 2 * ry * fit * words > measured.pend_words_2d:
-                fit //= 2
-            copies = copies if fit % 2 == 0 else None
+        def columns_fitting(v0: int) -> int:  # v0 halved until the pending sums of t steps fit pend_words_2d
+            while v0 > 1 and t * 2 * ry * v0 * words > measured.pend_words_2d:
+                v0 //= 2
+            return v0
+
+        if copies is not None and v is None and columns_fitting(copies[0]) % 2:
+            # the copies move two columns at a time: where the pending sums leave one column per thread, the pairs
+            # keep the register path, as at every depth before the copies
+            copies = None
         if copies is not None:
             dv, dcols = copies[0], copies[1]
             async_copy = True
@@ -674,9 +676,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
             keep_columns = stencil.dims == 2 and t in measured.keep_columns_depths.get((tuned, stencil.shape, r), ())
         keep_columns = bool(keep_columns)
         if v is None:
-            v = dv
-            while v > 1 and t * 2 * ry * v * words > measured.pend_words_2d:
-                v //= 2
+            v = columns_fitting(dv)
         if cols is None:
             cols = dcols * v // dv
             while cols - 2 * halo < cols // 2 and cols < 1024 * v:
