@@ -1383,20 +1383,6 @@ def variants_cc_ahead_deep():
     return out
 
 
-def variants_cc1d_pipe():
-    """The 1D CUDA-core tile kernel with its next tile copied in while this one is computed (``prefetch`` 2,
-    K_PIPE, on a grid of resident blocks) beside the defaults: Box-1D1R-1D3R (in 1D a star is the box) at t = 1, 2,
-    4, 8, 12 and 16, FP64, FP32 and FP16, BF16 on Box-1D2R, on 2^27 points.  The held-out 1D shapes of the corpora
-    (upwind-1d) are not scanned."""
-    out = []
-    for r in (1, 2, 3):
-        for dtype in ("double", "float", "half") + (("bfloat16",) if r == 2 else ()):
-            for t in (1, 2, 4, 8, 12, 16):
-                for kn in ({}, {"prefetch": 2}):
-                    out.append((f"Box-1D{r}R", dtype, "134217728", "cuda_core", t, None, dict(kn)))
-    return out
-
-
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1412,7 +1398,6 @@ SCANS = {
     "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
-    "cc1d-pipe": lambda args: variants_cc1d_pipe(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),

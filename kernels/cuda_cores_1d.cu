@@ -20,17 +20,7 @@
 //
 // Compile-time parameters (-D, prefixed K_): K_REAL (double|float) or K_PAIR (1: FP16, 2: BF16), K_R (radius), K_T (steps), K_V (points per
 // thread, a multiple of the vector width), K_NT (threads per block), K_TXO (outputs per tile), K_TAPS (optional:
-// bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1), K_PIPE
-// (optional, 0 or 1, with K_STAGE: the next tile copied in while this one is computed).  Weights live in __constant__ memory.
-//
-// Why K_PIPE: a block loads its tile, computes T steps on it and stores it, so a block's memory and compute phases
-// follow each other, and the resident blocks, all started together with the same work, stay in step: at depth the
-// kernel ran with the two phases' times added (Box-1D1R FP16 x16 on the H200: 56 % of the bandwidth and 45 % of the
-// FMA rate at once, validation/results/h200-2026-11-27/own-roofline/).  With K_PIPE the block copies its next tile
-// into a second stage by cp.async (no registers; 16-byte copies, 8-byte ones of each lane's 16-bit values for the
-// pairs, packed as the thread reads its points) right after reading the current one, and waits for it only at the
-// start of the next tile: the copy runs under the T steps.  The stages are dynamic shared memory (two of them do not
-// fit the static 48 KiB beside wide edges).
+// bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1).  Weights live in __constant__ memory.
 
 #include "cc_values.cuh"
 #define R K_R
@@ -119,127 +109,20 @@ __device__ __forceinline__ void store_gvec(elem* dst, long long stride, const re
 
 __device__ __forceinline__ void store_vec_shared(real* dst, const real* src) { store_vec(dst, src); }
 
-#ifndef K_PIPE
-#define K_PIPE 0
-#endif
-#if K_PIPE
-#if !K_STAGE
-#error "K_PIPE copies the next tile into a second stage: it needs K_STAGE"
-#endif
-#if K_PAIR
-// The pairs' stage as the copies land it: each lane's 16-bit points as they lie in memory, thread by thread
-// (a thread's V points, then 4 points of room against bank conflicts: 8-byte reads 2(V + 4) bytes apart),
-// lane 1's NT * SLOTH points after lane 0's.  The output path reuses the stage as words (NT * SLOT of them).
-#define SLOTH (V + 4)
-#define STAGE_WORDS (NT * SLOTH > NT * SLOT ? NT * SLOTH : NT * SLOT)
-#define CHUNK 4  // points per copy: 8 bytes of one lane (a lane's tile starts on 8 bytes: whole vectors of 4 points)
-#else
-#define STAGE_WORDS (NT * SLOT)
-#define CHUNK VEC  // points per copy: one 16-byte vector
-#endif
-// Read by the host to size the dynamic shared memory (two stages) exactly as the kernel lays it out.
-extern "C" __constant__ int k_stage_words = STAGE_WORDS;
-
-// One copy global -> shared of `bytes` (8 or 16) without registers; the host emulation (tests/host_cuda/emu.h)
-// defers it to the wait for its group.
-template <int BYTES>
-__device__ __forceinline__ void copy_async(void* dst, const void* src) {
-#if defined(__CUDA_ARCH__)
-    unsigned s;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(dst));
-    if (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(BYTES) : "memory");
-#elif defined(TCADVISOR_HOST_EMU)
-    emu::cp_async(dst, src, BYTES, BYTES);
-#endif
-}
-__device__ __forceinline__ void copy_async_commit() {
-#if defined(__CUDA_ARCH__)
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#elif defined(TCADVISOR_HOST_EMU)
-    emu::cp_async_commit();
-#endif
-}
-// Every committed group but the N most recent has landed (for this thread's copies).
-template <int N>
-__device__ __forceinline__ void copy_async_wait_group() {
-#if defined(__CUDA_ARCH__)
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#elif defined(TCADVISOR_HOST_EMU)
-    emu::cp_async_wait_group(N);
-#endif
-}
-
-// Tile k's points into `stage`, as copies (one commit group is closed by the caller): vector (or, for the pairs,
-// 4-point chunk of one lane) c of the tile belongs to thread c / (V / CHUNK), lane 1's chunks only where its tile
-// exists.
-__device__ __forceinline__ void copy_tile(real* stage, const elem* __restrict__ in, long long base, bool second) {
-    const int tid = threadIdx.x;
-#pragma unroll
-    for (int m = 0; m < V / CHUNK; ++m) {
-        const int c = tid + m * NT;
-#if K_PAIR
-        unsigned short* raw = reinterpret_cast<unsigned short*>(stage);
-        const int at = (c / (V / CHUNK)) * SLOTH + (c % (V / CHUNK)) * CHUNK;
-        copy_async<8>(raw + at, in + base + (long long)c * CHUNK);
-        if (second) copy_async<8>(raw + NT * SLOTH + at, in + base + TXO + (long long)c * CHUNK);
-#else
-        copy_async<16>(&stage[(c / NCHUNK) * SLOT + (c % NCHUNK) * VEC], in + base + (long long)c * VEC);
-#endif
-    }
-}
-
-// A thread's V points from the stage its copies landed in.  Pairs: word j packs point j of both lanes, as
-// load_gvec packs them (lane 1 zero where its tile does not exist).
-__device__ __forceinline__ void read_tile(real* x, const real* stage, bool second) {
-    const int tid = threadIdx.x;
-#if K_PAIR
-    const unsigned short* raw = reinterpret_cast<const unsigned short*>(stage);
-#pragma unroll
-    for (int j = 0; j < V; j += CHUNK) {
-        const uint2 a = *reinterpret_cast<const uint2*>(raw + tid * SLOTH + j);
-        const uint2 b = second ? *reinterpret_cast<const uint2*>(raw + NT * SLOTH + tid * SLOTH + j) : make_uint2(0u, 0u);
-        x[j] = (a.x & 0xFFFFu) | (b.x << 16);
-        x[j + 1] = (a.x >> 16) | (b.x & 0xFFFF0000u);
-        x[j + 2] = (a.y & 0xFFFFu) | (b.y << 16);
-        x[j + 3] = (a.y >> 16) | (b.y & 0xFFFF0000u);
-    }
-#else
-#pragma unroll
-    for (int j = 0; j < V; j += VEC) load_vec(&x[j], &stage[tid * SLOT + j]);
-#endif
-}
-#endif
-
 extern "C" __global__ void __launch_bounds__(NT)
 cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, int tiles)
 {
     // edge[parity][side][k][thread]: side 0 holds a thread's R leftmost values, side 1 its R rightmost.
     __shared__ real edge[2][2][R][NT];
-#if K_STAGE && !K_PIPE
+#if K_STAGE
     // K_STAGE = 1: the tile goes through shared memory on its way in and out, so that the global loads and stores
     // are coalesced (lane i of a warp moves vector i of a run of 32) instead of each lane moving its own V points
     // (32 vectors V*sizeof(real) bytes apart per instruction).
     __align__(16) __shared__ real stage[NT * SLOT];
 #endif
     const int tid = threadIdx.x;
-#if K_PIPE
-    // Two stages: tile iteration `it` reads stage it % 2 while the next tile lands in the other.
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    real* const stages = reinterpret_cast<real*>(smem_raw);
-    const int off0 = (Gx - HALO) % VEC;  // as `off` below
-    if (blockIdx.x * LANES < tiles)
-        copy_tile(stages, in, (long long)(Gx - HALO - off0) + (long long)blockIdx.x * LANES * TXO,
-                  LANES > 1 && blockIdx.x * LANES + 1 < tiles);
-    copy_async_commit();
-    for (int k = blockIdx.x, it = 0; k * LANES < tiles; k += gridDim.x, ++it) {
-        real* const stage = stages + (it & 1) * STAGE_WORDS;
-#else
     // Block iteration k computes tiles LANES*k .. LANES*k + LANES - 1 (one per lane).
     for (int k = blockIdx.x; k * LANES < tiles; k += gridDim.x) {
-#endif
         const bool second = LANES > 1 && k * LANES + 1 < tiles;  // lane 1's tile exists
         // Padded column of the tile's point 0: the whole vector at or before domain point k*TXO - HALO, so that
         // every vector access is aligned whatever the ghost width Gx (a field shared with a deeper sweep has
@@ -248,18 +131,7 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
         const int lo = HALO + off;  // tile point of domain point k*TXO
         const long long base = (long long)(Gx - HALO - off) + (long long)k * LANES * TXO;  // lane 1: + TXO
         real x[V];
-#if K_PIPE
-        copy_async_wait_group<0>();  // this tile's copies (the only group in flight) landed ...
-        __syncthreads();             // ... every thread's
-        read_tile(x, stage, second);
-        {  // the next tile into the other stage, which the last iteration's outputs left before its final barrier
-            const int kn = k + gridDim.x;
-            if (kn * LANES < tiles)
-                copy_tile(stages + ((it & 1) ^ 1) * STAGE_WORDS, in,
-                          (long long)(Gx - HALO - off) + (long long)kn * LANES * TXO, LANES > 1 && kn * LANES + 1 < tiles);
-            copy_async_commit();
-        }
-#elif K_STAGE
+#if K_STAGE
 #pragma unroll
         for (int m = 0; m < NCHUNK; ++m) {  // vector c of the tile belongs to thread c / NCHUNK
             const int c = tid + m * NT;

@@ -460,7 +460,7 @@ def test_1d_tiles_are_the_planners(host_kernels):
     assert k.plan.source == "cuda_cores_1d.cu" and k.tile1d
     assert k.cols == 256 * 16 and k.txo == (4096 - 2 * 12 - 3) // 4 * 4 == 4068
     assert "1D tiles of 256 threads x 16 points, staged" in k.describe()
-    with pytest.raises(TcAdvisorError, match="async_copy: the 1D CUDA-core kernel takes v, cols, stage and prefetch"):
+    with pytest.raises(TcAdvisorError, match="async_copy: the 1D CUDA-core kernel takes v, cols and stage only"):
         host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)), async_copy=True)
     stream = host_kernels(st, 2, "double", "fp64", random_weights(st.mask(), np.random.default_rng(0)),
                           layout="stream")
@@ -489,89 +489,6 @@ def test_1d_tiles_on_wider_ghosts(host_kernels, dtype, gx_extra):
     out = fout.interior.copy()
     assert np.isfinite(out).all()
     assert check(k, x, out).passed
-
-
-#: The 1D tile kernel with its next tile copied in while this one is computed (K_PIPE): lines of several tiles per
-#: resident block (16 SMs x 2 blocks walk 3-8 tiles each), a last block whose second FP16/BF16 tile is past the line,
-#: every precision, radii 1-3, tiles of 32 threads and the default 256, a custom tap set.
-PIPE_1D = [(Stencil.box(1, 1), 3, "double", 30001, {"v": 8, "cols": 256}),
-           (Stencil.box(1, 2), 2, "float", 60001, {"v": 16, "cols": 512}),
-           (Stencil.box(1, 1), 4, "half", 90001, {"v": 16, "cols": 512}),
-           (Stencil.box(1, 3), 2, "bfloat16", 80001, {"v": 16, "cols": 512}),
-           (Stencil.box(1, 1), 4, "half", 33001, {"v": 16, "cols": 512}),  # 67 tiles: the last pair is one
-           (Stencil.box(1, 2), 5, "float", 200003, {}),
-           (CUSTOM[3], 3, "double", 30001, {"v": 8, "cols": 256})]
-
-
-@pytest.mark.parametrize("stencil, fuse, dtype, n, options", PIPE_1D, ids=_ids)
-def test_1d_tiles_copied_ahead_give_the_same_bits(host_kernels, stencil, fuse, dtype, n, options):
-    """prefetch = 2 changes only when a tile's points reach shared memory (copied during the previous tile's steps,
-    into the other of two stages) and that resident blocks walk the line: every FMA sees the same operands, so the
-    output is the single stage's bit for bit, correct, and the same with the threads reversed; the description
-    names it, so that a recorded run reads back its plan."""
-    precision = PRECISION[dtype]
-    w = random_weights(stencil.mask(), np.random.default_rng(11))
-    x = data((1, 1, n), dtype)
-    one = host_kernels(stencil, fuse, dtype, precision, w, **options)
-    ahead = host_kernels(stencil, fuse, dtype, precision, w, prefetch=2, **options)
-    assert "next tile copied ahead" in ahead.describe() and dict(ahead.plan.defines)["K_PIPE"] == 1
-    assert ahead.smem == ahead.plan.options["dynamic_smem"] > 0 and one.smem == 0
-    out = run_sweep(ahead, x)
-    grid = ahead.kernel.launches[-1][0][0]
-    assert grid == 32 < -(-n // ahead.txo) / ahead.plan.lanes, "resident blocks should walk several tiles each"
-    assert np.isfinite(from_storage(out, dtype)).all(), "outputs not written or NaN"
-    assert check(ahead, x, out).passed
-    assert np.array_equal(run_sweep(one, x).view(np.uint8), out.view(np.uint8))
-    assert np.array_equal(run_sweep(ahead, x, reverse=True).view(np.uint8), out.view(np.uint8))
-    assert 2 * ahead.kernel.fmas == ahead.executed_flops(x.shape)
-    again = plans.recorded_cuda_core_plan(stencil, fuse, precision, ahead.describe())
-    assert again.defines == ahead.plan.defines and again.smem == ahead.plan.smem
-
-
-@pytest.mark.parametrize("dtype, right, wrong", [
-    # the tile read before its copies landed (its group still counted as in flight)
-    ("double", "copy_async_wait_group<0>();  // this tile's", "copy_async_wait_group<1>();  // this tile's"),
-    # no barrier between a thread's wait and the reads of points other threads copied
-    ("float", "        __syncthreads();             // ... every thread's", ""),
-    # the next tile copied into the stage being read
-    ("half", "copy_tile(stages + ((it & 1) ^ 1) * STAGE_WORDS, in,", "copy_tile(stages + (it & 1) * STAGE_WORDS, in,"),
-    # the pairs' lane 1 copied from lane 0's tile
-    ("half", "copy_async<8>(raw + NT * SLOTH + at, in + base + TXO +", "copy_async<8>(raw + NT * SLOTH + at, in + base +"),
-], ids=["wait", "barrier", "stage", "lane 1"])
-def test_broken_1d_tile_copies_are_caught(host_kernels, monkeypatch, dtype, right, wrong):
-    """The copied-ahead tile compiled with one thing broken: the check fails in at least one thread order (the
-    emulation lands a copy only at its own thread's wait, and shared memory starts as NaN)."""
-    from tcadvisor.data import data_dir
-    from tcadvisor.gpu import cuda_cores
-
-    st, n = Stencil.box(1, 1), 60001
-    options = {"v": 8, "cols": 256} if dtype == "double" else {"v": 16, "cols": 512}
-    w = random_weights(st.mask(), np.random.default_rng(12))
-    x = data((1, 1, n), dtype)
-    good = host_kernels(st, 3, dtype, PRECISION[dtype], w, prefetch=2, **options)
-    assert check(good, x, run_sweep(good, x)).passed
-    source = (data_dir("kernels") / "cuda_cores_1d.cu").read_text()
-    broken = source.replace(right, wrong)
-    assert broken != source
-    monkeypatch.setattr(cuda_cores, "module", lambda filename, defines: _host_cuda.compile_module(
-        filename, defines, "cc_tile1d", text=broken))
-    bad = host_kernels(st, 3, dtype, PRECISION[dtype], w, prefetch=2, **options)
-
-    def caught(reverse: bool) -> bool:
-        try:
-            out = run_sweep(bad, x, reverse=reverse)
-        except RuntimeError as exc:  # the emulation's own catch: a thread ended with copies it never waited for
-            return "never waited for" in str(exc)
-        return not check(bad, x, out).passed or not np.isfinite(from_storage(out, dtype)).all()
-
-    assert caught(False) or caught(True)
-
-
-@pytest.mark.parametrize("options, message", [
-    ({"prefetch": 3}, "keeps 1 tile .* or 2"), ({"prefetch": 2, "stage": False}, "which needs stage = true")])
-def test_1d_tiles_ahead_outside_their_range_are_refused(options, message):
-    with pytest.raises(TcAdvisorError, match=message):
-        plans.plan_cuda_cores(Stencil.box(1, 1), 4, "fp32", **options)
 
 
 def test_1d_stencils_too_wide_for_the_tile_stream_their_row(host_kernels):

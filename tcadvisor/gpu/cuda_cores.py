@@ -129,18 +129,12 @@ class CudaCoreKernel(BundledKernel):
         if layout is not None and self._const_int(layout[0]) != layout[1]:  # the CUDA code exports its layout: the plan must agree
             raise RuntimeError(f"kernels/{source} lays out {layout[0]} = {self._const_int(layout[0])} elements; "
                                f"tcadvisor.gpu.plans computed {layout[1]}")
-        # Dynamic shared memory of the launch (the 1D kernel's edges and single stage are static: its plan's smem
-        # counts them for the occupancy, the launch asks only for the two stages of a pipelined tile).
-        self.smem = plan.options.get("dynamic_smem", 0) if self.tile1d else plan.smem
+        # Dynamic shared memory of the launch (the 1D kernel's edges are static: its plan's smem counts them
+        # for the occupancy, the launch asks for none).
+        self.smem = 0 if self.tile1d else plan.smem
         self.threads = plan.block
-        if self.tile1d and self.smem:  # the kernel exports its stage: the plan must agree
-            if 2 * self._const_int("k_stage_words") * plans.cc_word_bytes(precision) != self.smem:
-                raise RuntimeError(f"kernels/{source} lays out two stages of {self._const_int('k_stage_words')} words; "
-                                   f"tcadvisor.gpu.plans computed {self.smem} bytes")
-        use_shared_memory(self.kernel, plan.smem if self.tile1d else self.smem, device_info(),
-                          f"{stencil.name} fused x{fuse} on CUDA cores", " (use a smaller fusion depth)")
-        if self.tile1d and self.smem:  # opt in to the dynamic part whatever its size (the static edges count beside it)
-            self.kernel.max_dynamic_shared_size_bytes = self.smem
+        use_shared_memory(self.kernel, self.smem, device_info(), f"{stencil.name} fused x{fuse} on CUDA cores",
+                          " (use a smaller fusion depth)")
         self.set_weights(self.weights)
 
     def _const_int(self, name: str) -> int:
@@ -254,8 +248,7 @@ class CudaCoreKernel(BundledKernel):
         """One line naming the configuration; result files keep it, and plans.recorded_cuda_core_plan reads it."""
         opts = self.plan.options
         if self.tile1d:
-            return (f"1D tiles of {self.nt} threads x {self.v} points{', staged' if opts.get('stage') else ''}"
-                    f"{', next tile copied ahead' if opts.get('prefetch', 1) == 2 else ''}, "
+            return (f"1D tiles of {self.nt} threads x {self.v} points{', staged' if opts.get('stage') else ''}, "
                     f"{self.txo} outputs, halo {self.halo}, "
                     f"{self.plan.smem} B shared, {self.kernel.num_regs} registers")
         if self.stencil.dims <= 2:

@@ -12,7 +12,7 @@ Provenance is checked where it can be: run from a checkout (``validation/results
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import TcAdvisorError
@@ -81,13 +81,6 @@ class MeasuredDefaults:
     line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
     tc_1d_x_tiles: dict  # precision -> ((from fused radius, {knob: value}), ...) by radius, the dense kernel in 1D
     sources: dict  # entry -> tuple of results folders
-    tile1d_ahead_from: dict = field(default_factory=dict)  # precision -> depth from which the next 1D tile is copied ahead
-
-    def tile1d_tiles_ahead(self, precision: str, t: int) -> int:
-        """Tiles in flight per block of the 1D CUDA-core kernel (plans.plan_cc_tile1d's ``prefetch``): 2 from the
-        depth ``tile1d_tiles_ahead`` lists for the precision (BF16 takes FP16's), else 1."""
-        start = self.tile1d_ahead_from.get("fp16" if precision == "bf16" else precision)
-        return 2 if start is not None and t >= start else 1
 
 
 class _Reader:

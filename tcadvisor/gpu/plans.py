@@ -417,8 +417,6 @@ class LaunchPlan:
         chunks, per = split_stream(ns, across, slots, self.fill)
         if self.unit == "cuda_core":
             gx = math.ceil(math.ceil(nx / self.outputs["x"]) / self.lanes)
-            if self.options.get("layout") == "tile1d" and self.options.get("prefetch", 1) == 2:
-                gx = min(gx, slots)  # K_PIPE: resident blocks walk the tiles, each copying its next while computing
             if self.dims <= 2:
                 return (gx, chunks, 1), per
             return (gx, math.ceil(ny / self.outputs["y"]), chunks), per
@@ -493,9 +491,7 @@ class LaunchPlan:
             chunks = grid[2] if self.dims == 3 else grid[1]
             slices = self.executed_slices(ns, chunks, per)
             area = self.tile["x"] * (self.tile["y"] * computed_rows(self, per_warp=False) if self.dims == 3 else 1)
-            # tile columns computed (grid[0] but where resident blocks walk the 1D tiles, K_PIPE)
-            blocks_x = math.ceil(math.ceil(nx / self.outputs["x"]) / self.lanes)
-            columns = blocks_x * self.lanes * (grid[1] if self.dims == 3 else 1)
+            columns = grid[0] * self.lanes * (grid[1] if self.dims == 3 else 1)
             return float(self.options["flops_per_update"] * self.fuse * area * slices * columns)
         ir = self.options.get("ir", 1)  # a warp of ir lines computes all of them, past the grid's last one too
         ni = math.ceil(ny / ir) * ir if self.dims == 3 else ir  # 2D: ir x tiles per warp tile (1D: ir = 1)
@@ -583,7 +579,7 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         raise TcAdvisorError(f"layout = {layout!r}: the CUDA-core kernels lay out 'stream' (1D/2D/3D) or 'tile' (1D)")
     if stencil.dims == 1 and layout != "stream":
         given = [name for name, value, plain in (("rows_per_iter", rows_per_iter, None), ("rows", rows, None),
-                                                  ("trap", trap, False),
+                                                  ("trap", trap, False), ("prefetch", prefetch, 1),
                                                   ("rows_per_thread", rows_per_thread, 1),
                                                   ("async_copy", async_copy, False),
                                                   ("direct_store", direct_store, False),
@@ -591,12 +587,12 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
                                                   ("vector_loads", vector_loads, False))
                  if value is not None and value != plain]
         if given:
-            raise TcAdvisorError(f"{', '.join(given)}: the 1D CUDA-core kernel takes v, cols, stage and prefetch "
-                                 "(tiles in flight) only (its tiles stream nothing)")
+            raise TcAdvisorError(f"{', '.join(given)}: the 1D CUDA-core kernel takes v, cols and stage only (its "
+                                 "tiles stream nothing)")
         try:
-            return plan_cc_tile1d(stencil, fuse, precision, v=v, cols=cols, stage=stage, prefetch=prefetch)
+            return plan_cc_tile1d(stencil, fuse, precision, v=v, cols=cols, stage=stage)
         except TcAdvisorError:
-            if layout == "tile" or any(k is not None for k in (v, cols, stage, prefetch)):
+            if layout == "tile" or any(k is not None for k in (v, cols, stage)):
                 raise
             # A stencil too wide for the tile's shared-memory edges (r of 16 and more) streams its one row
             # through the 2D kernel instead, as 1D ran before the tile kernel.
@@ -783,7 +779,7 @@ def _taps_mask(stencil: Stencil) -> int | None:
 
 
 def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = None,
-                   cols: int | None = None, stage: bool | None = None, prefetch: int | None = None) -> LaunchPlan:
+                   cols: int | None = None, stage: bool | None = None) -> LaunchPlan:
     """The 1D CUDA-core kernel (kernels/cuda_cores_1d.cu): tiles of ``cols`` = NT·V points, V per thread in
     registers, t steps on the tile with one barrier per step, the middle points written out.
 
@@ -792,10 +788,6 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     Every point of a tile is updated t times (the shrinking valid part is not trimmed), so a sweep
     executes ``tile / outputs`` times the useful FLOPs.  ``stage`` moves the tile through shared memory on its
     way in and out, so that global loads and stores are coalesced (default: ``tile1d_staged`` of kernels/defaults.yaml).
-    ``prefetch``: tiles in flight per block, 1 (the one computed) or 2 (K_PIPE: the next tile copied into a second
-    stage by cp.async while this one's steps run; needs ``stage``; the two stages are dynamic shared memory, the
-    plan's ``smem`` counts them with the static edges and ``options['dynamic_smem']`` is what the launch asks for).
-    Default: ``tile1d_tiles_ahead`` of kernels/defaults.yaml where it lists the precision and depth, else 1.
     """
     r, t = stencil.radius, int(fuse)
     halo = r * t
@@ -810,21 +802,9 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
                              "mask (at most 31)")
     measured = defaults.measured()
     stage = measured.tile1d_stage if stage is None else bool(stage)
-    if prefetch is None:
-        prefetch = measured.tile1d_tiles_ahead(precision, t) if stage else 1
-    if prefetch not in (1, 2):
-        raise TcAdvisorError(f"prefetch = {prefetch!r}: the 1D CUDA-core kernel keeps 1 tile (the one computed) or 2 "
-                             "(the next one copied in while this one is computed) in flight")
-    if prefetch == 2 and not stage:
-        raise TcAdvisorError("prefetch = 2: the 1D CUDA-core kernel copies its next tile into a second stage, "
-                             "which needs stage = true")
-    pipe = prefetch == 2
 
-    def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and (not pipelined) stage[NT][V + VEC]
-        return (2 * 2 * r * nt_ + (stage and not pipe) * nt_ * (v_ + vec)) * size
-
-    def dynamic_smem(v_: int, nt_: int) -> int:  # K_PIPE: two stages of NT·(V + VEC) words (the pairs' lanes alike)
-        return 2 * nt_ * (v_ + vec) * size if pipe else 0
+    def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and stage[NT][V + VEC]
+        return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
 
     if v is None:
         v = measured.tile1d_v[cc_tuned_as(precision)]
@@ -851,20 +831,16 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     if smem > STATIC_SMEM_LIMIT:
         raise TcAdvisorError(f"{stencil.name} fused x{t}: the 1D CUDA-core kernel's tile of {nt} threads x {v} points "
                              f"needs {smem} bytes of static shared memory, more than {STATIC_SMEM_LIMIT}")
-    dynamic = dynamic_smem(v, nt)
-    smem += dynamic
     words = _WORDS[precision]
     live = (2 * v + 2 * r) * words + cc_weight_words(stencil, precision)  # points, the step's window, weights
     taps = _taps_mask(stencil)
     defines = (CC_VALUES[precision], ("K_R", r), ("K_T", t), ("K_V", v), ("K_NT", nt), ("K_TXO", txo))
     defines += (("K_TAPS", f"{taps}ull"),) if taps is not None else ()
     defines += (("K_STAGE", 1),) if stage else ()
-    defines += (("K_PIPE", 1),) if pipe else ()
     return LaunchPlan("cuda_cores", "cuda_core", precision, 1, t, halo, nt, (nt, 1, 1), smem,
                       {"x": cols}, {"x": txo}, 1, 1, 1, live, defines,
                       options={"v": v, "nt": nt, "nr": 1, "ry": 0, "r": r, "layout": "tile1d", "stage": stage,
-                               "flops_per_update": 2 * stencil.K, **({"lanes": lanes} if lanes > 1 else {}),
-                               **({"prefetch": 2, "dynamic_smem": dynamic} if pipe else {})})
+                               "flops_per_update": 2 * stencil.K, **({"lanes": lanes} if lanes > 1 else {})})
 
 
 #: The compiler's own report (registers, bytes spilled) for 3D CUDA-core configurations, keyed by their
@@ -972,7 +948,7 @@ def _cc3d_fitting_tile(stencil: Stencil, t: int, precision: str, v: int, cols: i
                          "thread than its block leaves (it would spill to local memory); use a smaller fusion depth")
 
 
-_CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?(, next tile copied ahead)?, ")
+_CC1D_TEXT = re.compile(r"^1D tiles of (\d+) threads x (\d+) points(, staged)?, ")
 _CC3D_TEXT = re.compile(r"^(\d+)x(\d+) threads x (\d+) columns(?: x (\d+) rows)?(, rows trimmed per step)?"
                         r"(?:, (\d+) planes in flight)?(?:, (\d+) rows per thread)?(, rows read as vectors)?, halo")
 _CC2D_TEXT = re.compile(r"^(\d+) threads x (\d+) columns, (\d+) rows/iteration(, rows copied asynchronously)?"
@@ -1002,8 +978,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
     else:
         m = _CC1D_TEXT.match(description)
         if m and stencil.dims == 1:
-            return plan_cc_tile1d(stencil, fuse, precision, v=int(m[2]), cols=int(m[1]) * int(m[2]), stage=bool(m[3]),
-                                  prefetch=2 if m[4] else 1)
+            return plan_cc_tile1d(stencil, fuse, precision, v=int(m[2]), cols=int(m[1]) * int(m[2]), stage=bool(m[3]))
         m = _CC2D_TEXT.match(description)
         if m:
             nt, v, nr = int(m[1]), int(m[2]), int(m[3])
