@@ -1383,6 +1383,21 @@ def variants_cc_ahead_deep():
     return out
 
 
+def variants_cc1d_points():
+    """The 1D CUDA-core tile kernel at depth with more points per thread beside the defaults (FP32 and the FP16/BF16
+    pairs 16, FP64 8, 256 threads): Nsight Compute put the default FP32 x16 at 0.78 instructions issued per
+    scheduler and cycle with 768 of its 1200 SASS instructions FFMA, the rest each tile's set-up and store path
+    (validation/results/h200-2026-12-01/NOTES.md), which twice the points per thread pays once for twice the FMAs.
+    Box-1D1R-1D3R at t = 8, 12 and 16 on 2^27 points, FP64, FP32 and FP16; 128 and 256 threads of twice the points."""
+    out = []
+    for r in (1, 2, 3):
+        for dtype, v in (("double", 8), ("float", 16), ("half", 16)):
+            for t in (8, 12, 16):
+                for kn in ({}, {"v": 2 * v, "cols": 128 * 2 * v}, {"v": 2 * v, "cols": 256 * 2 * v}):
+                    out.append((f"Box-1D{r}R", dtype, "134217728", "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1398,6 +1413,7 @@ SCANS = {
     "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
+    "cc1d-points": lambda args: variants_cc1d_points(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),

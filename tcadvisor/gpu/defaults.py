@@ -35,10 +35,12 @@ ENTRIES = {
     "tile1d_points_per_thread": "points per thread by precision",
     "tile1d_max_points_per_thread": "points per thread at most",
     "tile1d_staged": "true or false",
+    "tile1d_deep": "precision -> radius -> from depth -> [points per thread, threads] or null",
     "pending_words_2d": "32-bit registers",
     "one_row_from": "a depth by precision",
     "async_from_fp64_r1": "a depth",
     "rows_ahead_2d_r1": "precision -> [from depth, iterations of input rows in flight]",
+    "rows_ahead_2d": "precision -> radius -> depth -> iterations of input rows in flight",
     "wide_strips_fp64_box_r1": "a list of depths",
     "direct_store_depths": "precision -> shape -> radius -> depths",
     "keep_columns_depths": "precision -> shape -> radius -> depths",
@@ -63,10 +65,12 @@ class MeasuredDefaults:
     tile1d_v: dict  # precision -> points per thread
     tile1d_max_v: int
     tile1d_stage: bool
+    tile1d_deep: dict  # (precision, radius) -> ((from depth, (points per thread, threads) or None), ...) by depth
     pend_words_2d: int
     one_row_from: dict  # precision -> depth
     async_from_fp64_r1: int
     rows_ahead_2d_r1: dict  # precision -> (from depth, iterations of input rows in flight)
+    rows_ahead_2d: dict  # (precision, radius) -> {depth: iterations of input rows in flight}, radius 2 and more
     wide_strips_fp64_box_r1: tuple
     direct_store_depths: dict  # (precision, shape, radius) -> depths
     keep_columns_depths: dict  # (precision, shape, radius) -> depths
@@ -252,17 +256,39 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         if not isinstance(pair, list) or len(pair) != 2:
             raise rd.fail(where, "[from depth, iterations of input rows in flight]", pair)
         rows_ahead[p] = (rd.int_(pair[0], f"{where} depth", 1, 64), rd.int_(pair[1], f"{where} iterations", 1, 8))
+    deep_1d = {}
+    for p, radii in rd.mapping(v["tile1d_deep"], "tile1d_deep.value", _CC_PRECISIONS).items():
+        for r, by_depth in rd.mapping(radii, f"tile1d_deep.value.{p}").items():
+            r = rd.int_(r, f"tile1d_deep.value.{p} radius", 1, 31)
+            steps = []
+            for t, entry in rd.mapping(by_depth, f"tile1d_deep.value.{p}.{r}").items():
+                where = f"tile1d_deep.value.{p}.{r}.{t}"
+                if entry is not None:
+                    if not isinstance(entry, list) or len(entry) != 2:
+                        raise rd.fail(where, "[points per thread, threads] or null", entry)
+                    entry = (rd.int_(entry[0], where, 1, 64), rd.int_(entry[1], where, 32, 1024))
+                steps.append((rd.int_(t, f"{where} depth", 1, 64), entry))
+            deep_1d[p, r] = tuple(sorted(steps, key=lambda c: c[0]))
+    ahead_2d = {}
+    for p, radii in rd.mapping(v["rows_ahead_2d"], "rows_ahead_2d.value", ("fp64", "fp32")).items():
+        for r, by_depth in rd.mapping(radii, f"rows_ahead_2d.value.{p}").items():
+            r = rd.int_(r, f"rows_ahead_2d.value.{p} radius", 2, 64)
+            where = f"rows_ahead_2d.value.{p}.{r}"
+            ahead_2d[p, r] = {rd.int_(t, f"{where} depth", 1, 64): rd.int_(n, f"{where}.{t}", 2, 8)
+                              for t, n in rd.mapping(by_depth, where).items()}
     return MeasuredDefaults(
         tile1d_threads=rd.int_(v["tile1d_threads"], "tile1d_threads.value", 32, 1024),
         tile1d_v={p: rd.int_(x, f"tile1d_points_per_thread.value.{p}", 1, 64) for p, x in
                   rd.mapping(v["tile1d_points_per_thread"], "tile1d_points_per_thread.value", _CC_PRECISIONS).items()},
         tile1d_max_v=rd.int_(v["tile1d_max_points_per_thread"], "tile1d_max_points_per_thread.value", 1, 64),
         tile1d_stage=staged,
+        tile1d_deep=deep_1d,
         pend_words_2d=rd.int_(v["pending_words_2d"], "pending_words_2d.value", 1, 255),
         one_row_from={p: rd.int_(x, f"one_row_from.value.{p}", 1, 64) for p, x in
                       rd.mapping(v["one_row_from"], "one_row_from.value", _CC_PRECISIONS).items()},
         async_from_fp64_r1=rd.int_(v["async_from_fp64_r1"], "async_from_fp64_r1.value", 1, 64),
         rows_ahead_2d_r1=rows_ahead,
+        rows_ahead_2d=ahead_2d,
         wide_strips_fp64_box_r1=rd.depths(v["wide_strips_fp64_box_r1"], "wide_strips_fp64_box_r1.value"),
         direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
         keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),

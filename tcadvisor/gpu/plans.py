@@ -553,8 +553,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     rows per iteration; defaults measured on an H100 (narrow strips of 2 columns
     per thread keep enough blocks resident; wide ones pay off at deep fusion);
     ``async_copy`` copies the next input rows into shared memory with cp.async
-    instead of through registers (1D/2D only; default: ``async_from_fp64_r1`` and ``rows_ahead_2d_r1`` of
-    kernels/defaults.yaml, for FP16/BF16 pairs ``pairs_copies_2d``, which lands each strip's 16-bit row as it is and
+    instead of through registers (1D/2D only; default: ``async_from_fp64_r1``, ``rows_ahead_2d_r1`` and, at radius 2
+    and more, ``rows_ahead_2d`` of kernels/defaults.yaml, for FP16/BF16 pairs ``pairs_copies_2d``, which lands each strip's 16-bit row as it is and
     needs an even ``v``);
     ``direct_store`` writes the last step's rows to global memory from registers
     instead of staging them in shared memory (1D/2D only); ``keep_columns`` keeps each step's own
@@ -646,6 +646,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
         # needs the copies of async_copy); FP16/BF16 (two strips per word) take pairs_copies_2d instead
         ahead_from, ahead = measured.rows_ahead_2d_r1.get(tuned, (10**9, 1)) if lanes == 1 else (10**9, 1)
         rows_ahead = ry == 1 and t >= ahead_from and async_copy is not False and rows_per_iter in (None, 1)
+        # rows_ahead_2d: radius 2 and more, at the depths listed (FP32, FP64)
+        if ry >= 2 and lanes == 1 and t in measured.rows_ahead_2d.get((tuned, ry), {}):
+            rows_ahead = async_copy is not False and rows_per_iter in (None, 1)
+            ahead = measured.rows_ahead_2d[tuned, ry][t]
         # pairs_copies_2d: FP16/BF16 pairs copy their input rows (planar) at the radii and depths listed, with the
         # strips and the iterations ahead measured best with the copies
         copies = None
@@ -788,6 +792,9 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     Every point of a tile is updated t times (the shrinking valid part is not trimmed), so a sweep
     executes ``tile / outputs`` times the useful FLOPs.  ``stage`` moves the tile through shared memory on its
     way in and out, so that global loads and stores are coalesced (default: ``tile1d_staged`` of kernels/defaults.yaml).
+    With neither ``v`` nor ``cols`` given, the depths ``tile1d_deep`` lists for the precision and radius take its
+    tile of fewer threads with more points each (the same points per tile, each step's edge exchange and the tile's
+    set-up paid once for twice the FMAs), where that tile fits the halo and the static shared memory.
     """
     r, t = stencil.radius, int(fuse)
     halo = r * t
@@ -806,6 +813,13 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and stage[NT][V + VEC]
         return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
 
+    # tile1d_deep: at depth, the generic tile as half the threads of twice the points (per precision and radius; the
+    # FP16/BF16 pairs have no entry), where that tile needs no more points for its halo and fits the static memory
+    deep = ([c for d, c in measured.tile1d_deep.get((precision, r), ()) if d <= t] or [None])[-1]
+    if v is None and cols is None and deep is not None:
+        dv, dnt = deep
+        if 2 * halo * 4 <= dnt * dv and dv >= r and static_smem(dv, dnt) <= STATIC_SMEM_LIMIT:
+            v, cols = dv, dv * dnt
     if v is None:
         v = measured.tile1d_v[cc_tuned_as(precision)]
         nt0 = measured.tile1d_threads if cols is None else max(1, cols // v)

@@ -1,0 +1,29 @@
+"""One line per configuration of a ``tune_gpu_kernels.py`` scan: the default, the fastest variant and their ratio,
+and whether every variant was correct (no GPU needed; the short table a GPU session prints last).
+
+    python benchmarks/best_of_knob_scan.py DIR/tuning.csv
+"""
+from __future__ import annotations
+
+import csv
+import sys
+
+
+def main(path: str) -> int:
+    by: dict = {}
+    for r in csv.DictReader(open(path, newline="")):
+        by.setdefault((r["stencil"], r["dtype"], int(r["fuse"])), []).append(r)
+    print(f"{path}\nstencil dtype t | default | best | ratio | knobs of the best | all correct")
+    for (name, dtype, t), rs in by.items():
+        base = next((r for r in rs if r["options"] in ("{}", "")), None)
+        if base is None:
+            continue
+        best = max(rs, key=lambda r: float(r["gstencils"]))
+        ok = all(r["correct"] == "True" for r in rs)
+        print(f"{name} {dtype} {t} | {float(base['gstencils']):.0f} | {float(best['gstencils']):.0f} | "
+              f"{float(best['gstencils']) / float(base['gstencils']):.3f} | {best['options']} | {ok}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))
