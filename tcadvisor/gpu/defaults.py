@@ -257,7 +257,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
             raise rd.fail(where, "[from depth, iterations of input rows in flight]", pair)
         rows_ahead[p] = (rd.int_(pair[0], f"{where} depth", 1, 64), rd.int_(pair[1], f"{where} iterations", 1, 8))
     deep_1d = {}
-    for p, radii in rd.mapping(v["tile1d_deep"], "tile1d_deep.value", _CC_PRECISIONS).items():
+    for p, radii in rd.mapping(v["tile1d_deep"], "tile1d_deep.value", _CC_PRECISIONS + ("fp16",)).items():
         for r, by_depth in rd.mapping(radii, f"tile1d_deep.value.{p}").items():
             r = rd.int_(r, f"tile1d_deep.value.{p} radius", 1, 31)
             steps = []

@@ -813,9 +813,10 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
     def static_smem(v_: int, nt_: int) -> int:  # edge[2][2][R][NT] and stage[NT][V + VEC]
         return (2 * 2 * r * nt_ + stage * nt_ * (v_ + vec)) * size
 
-    # tile1d_deep: at depth, the generic tile as half the threads of twice the points (per precision and radius; the
-    # FP16/BF16 pairs have no entry), where that tile needs no more points for its halo and fits the static memory
-    deep = ([c for d, c in measured.tile1d_deep.get((precision, r), ()) if d <= t] or [None])[-1]
+    # tile1d_deep: at depth, the generic tile as half the threads of twice the points (per precision and radius; BF16
+    # takes FP16's), where that tile needs no more points for its halo and fits the static memory
+    deep_key = "fp16" if precision == "bf16" else precision
+    deep = ([c for d, c in measured.tile1d_deep.get((deep_key, r), ()) if d <= t] or [None])[-1]
     if v is None and cols is None and deep is not None:
         dv, dnt = deep
         if 2 * halo * 4 <= dnt * dv and dv >= r and static_smem(dv, dnt) <= STATIC_SMEM_LIMIT:
