@@ -5,19 +5,17 @@ and whether every variant was correct (no GPU needed; the short table a GPU sess
 """
 from __future__ import annotations
 
-import csv
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from summarize_knob_scan import by_configuration  # noqa: E402
 
 
 def main(path: str) -> int:
-    by: dict = {}
-    for r in csv.DictReader(open(path, newline="")):
-        by.setdefault((r["stencil"], r["dtype"], int(r["fuse"])), []).append(r)
     print(f"{path}\nstencil dtype t | default | best | ratio | knobs of the best | all correct")
-    for (name, dtype, t), rs in by.items():
-        base = next((r for r in rs if r["options"] in ("{}", "")), None)
-        if base is None:
-            continue
+    for (name, dtype, t), base, rs in by_configuration(path):
         best = max(rs, key=lambda r: float(r["gstencils"]))
         ok = all(r["correct"] == "True" for r in rs)
         print(f"{name} {dtype} {t} | {float(base['gstencils']):.0f} | {float(best['gstencils']):.0f} | "

@@ -10,16 +10,21 @@ import sys
 from collections import defaultdict
 
 
-def main(path: str) -> int:
-    rows = list(csv.DictReader(open(path, newline="")))
+def by_configuration(path: str):
+    """(stencil, dtype, depth), that configuration's default row and all its rows, for every configuration of the
+    scan that timed its default (no knobs given)."""
     by = defaultdict(list)
-    for r in rows:
+    for r in csv.DictReader(open(path, newline="")):
         by[(r["stencil"], r["dtype"], int(r["fuse"]))].append(r)
-    print(f"# Variants over each configuration's default ({path})\n")
     for key, rs in by.items():
         base = next((r for r in rs if r["options"] in ("{}", "")), None)
-        if base is None:
-            continue
+        if base is not None:
+            yield key, base, rs
+
+
+def main(path: str) -> int:
+    print(f"# Variants over each configuration's default ({path})\n")
+    for key, base, rs in by_configuration(path):
         b = float(base["gstencils"])
         print(f"## {key[0]} {key[1]} t = {key[2]}: default {b:.1f} GStencils/s ({base['kernel']})\n")
         print("| ratio | GStencils/s | correct | knobs |\n|---|---|---|---|")

@@ -269,8 +269,9 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     superseded = head["superseded_runs"]
     # Superseded: the runs whose launch today's H200 corpus (same design, recorded with today's defaults) describes
     # otherwise -- the deep radius-1 FP32/FP64 runs (4 iterations ahead since 2026-11-28), the FP16/BF16 2D runs
-    # that copy their rows since, and the 16 FP32/FP64 runs of 2026-12-01's defaults (1D tiles of half the threads at
-    # depth, 2D rows ahead at radius 2-3).  Read from the two GPUs' own descriptions, not from the planner.
+    # that copy their rows since, and the 19 runs of 2026-12-01's defaults (1D tiles of half the threads at depth, 16
+    # of them FP32/FP64, 3 FP16/BF16; 2D rows ahead at radius 2-3).  Read from the two GPUs' own descriptions, not from
+    # the planner.
     def launches(folder_):
         with open(os.path.join(folder_, "corpus.csv"), newline="") as f:
             return {f"{r['stencil']} {r['unit']} {r['dtype']} t={r['fuse']} {r['grid']}": r["kernel"].split(", halo")[0]

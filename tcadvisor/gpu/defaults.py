@@ -123,6 +123,15 @@ class _Reader:
                     out[p, s, self.int_(r, f"{where}.{p}.{s} radius", 1, 64)] = self.depths(ts, f"{where}.{p}.{s}.{r}")
         return out
 
+    def from_depths(self, value, where: str, leaf) -> tuple:
+        """``from depth -> entry or null`` as ((depth, leaf(entry, where) or None), ...) by depth: each entry holds
+        from its depth up to the next one's."""
+        steps = []
+        for t, entry in self.mapping(value, where).items():
+            at = f"{where}.{t}"
+            steps.append((self.int_(t, f"{at} depth", 1, 64), None if entry is None else leaf(entry, at)))
+        return tuple(sorted(steps, key=lambda c: c[0]))
+
     def by_fused_radius(self, value, where: str, leaf) -> dict:
         out = {}
         for d, precisions in self.mapping(value, where, (1, 2, 3)).items():
@@ -233,42 +242,36 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         strips.append((rd.int_(t, f"{where} depth", 1, 64), rd.int_(pair[0], where, 1, 32), rd.int_(pair[1], where, 32, 4096)))
     if not strips or min(strips)[0] != 1:
         raise rd.fail("pairs_strips_2d.value", "entries from depth 1 on", v["pairs_strips_2d"])
+    def pair_copies(entry, where):
+        if not isinstance(entry, list) or len(entry) != 3:
+            raise rd.fail(where, "[columns per thread, strip columns, iterations ahead] or null", entry)
+        entry = (rd.int_(entry[0], where, 2, 32), rd.int_(entry[1], where, 32, 4096), rd.int_(entry[2], where, 1, 8))
+        if entry[0] % 2:
+            raise rd.fail(where, "an even number of columns per thread (copied two at a time)", entry[0])
+        return entry
+
     copies = {}
     for radius, by_depth in rd.mapping(v["pairs_copies_2d"], "pairs_copies_2d.value").items():
         radius = rd.int_(radius, "pairs_copies_2d.value radius", 1, 64)
-        steps = []
-        for t, entry in rd.mapping(by_depth, f"pairs_copies_2d.value.{radius}").items():
-            where = f"pairs_copies_2d.value.{radius}.{t}"
-            if entry is not None and (not isinstance(entry, list) or len(entry) != 3):
-                raise rd.fail(where, "[columns per thread, strip columns, iterations ahead] or null", entry)
-            if entry is not None:
-                entry = (rd.int_(entry[0], where, 2, 32), rd.int_(entry[1], where, 32, 4096),
-                         rd.int_(entry[2], where, 1, 8))
-                if entry[0] % 2:
-                    raise rd.fail(where, "an even number of columns per thread (copied two at a time)", entry[0])
-            steps.append((rd.int_(t, f"{where} depth", 1, 64), entry))
-        if min(c[0] for c in steps) != 1:
+        copies[radius] = rd.from_depths(by_depth, f"pairs_copies_2d.value.{radius}", pair_copies)
+        if copies[radius][0][0] != 1:
             raise rd.fail(f"pairs_copies_2d.value.{radius}", "entries from depth 1 on", by_depth)
-        copies[radius] = tuple(sorted(steps, key=lambda c: c[0]))
     rows_ahead = {}
     for p, pair in rd.mapping(v["rows_ahead_2d_r1"], "rows_ahead_2d_r1.value", ("fp64", "fp32")).items():
         where = f"rows_ahead_2d_r1.value.{p}"
         if not isinstance(pair, list) or len(pair) != 2:
             raise rd.fail(where, "[from depth, iterations of input rows in flight]", pair)
         rows_ahead[p] = (rd.int_(pair[0], f"{where} depth", 1, 64), rd.int_(pair[1], f"{where} iterations", 1, 8))
+    def deep_tile(entry, where):
+        if not isinstance(entry, list) or len(entry) != 2:
+            raise rd.fail(where, "[points per thread, threads] or null", entry)
+        return rd.int_(entry[0], where, 1, 64), rd.int_(entry[1], where, 32, 1024)
+
     deep_1d = {}
     for p, radii in rd.mapping(v["tile1d_deep"], "tile1d_deep.value", _CC_PRECISIONS + ("fp16",)).items():
         for r, by_depth in rd.mapping(radii, f"tile1d_deep.value.{p}").items():
             r = rd.int_(r, f"tile1d_deep.value.{p} radius", 1, 31)
-            steps = []
-            for t, entry in rd.mapping(by_depth, f"tile1d_deep.value.{p}.{r}").items():
-                where = f"tile1d_deep.value.{p}.{r}.{t}"
-                if entry is not None:
-                    if not isinstance(entry, list) or len(entry) != 2:
-                        raise rd.fail(where, "[points per thread, threads] or null", entry)
-                    entry = (rd.int_(entry[0], where, 1, 64), rd.int_(entry[1], where, 32, 1024))
-                steps.append((rd.int_(t, f"{where} depth", 1, 64), entry))
-            deep_1d[p, r] = tuple(sorted(steps, key=lambda c: c[0]))
+            deep_1d[p, r] = rd.from_depths(by_depth, f"tile1d_deep.value.{p}.{r}", deep_tile)
     ahead_2d = {}
     for p, radii in rd.mapping(v["rows_ahead_2d"], "rows_ahead_2d.value", ("fp64", "fp32")).items():
         for r, by_depth in rd.mapping(radii, f"rows_ahead_2d.value.{p}").items():

@@ -815,12 +815,12 @@ def plan_cc_tile1d(stencil: Stencil, fuse: int, precision: str, v: int | None = 
 
     # tile1d_deep: at depth, the generic tile as half the threads of twice the points (per precision and radius; BF16
     # takes FP16's), where that tile needs no more points for its halo and fits the static memory
-    deep_key = "fp16" if precision == "bf16" else precision
-    deep = ([c for d, c in measured.tile1d_deep.get((deep_key, r), ()) if d <= t] or [None])[-1]
-    if v is None and cols is None and deep is not None:
-        dv, dnt = deep
-        if 2 * halo * 4 <= dnt * dv and dv >= r and static_smem(dv, dnt) <= STATIC_SMEM_LIMIT:
-            v, cols = dv, dv * dnt
+    if v is None and cols is None:
+        steps = measured.tile1d_deep.get(("fp16" if precision == "bf16" else precision, r), ())
+        deep = ([c for d, c in steps if d <= t] or [None])[-1]
+        if deep is not None and 2 * halo * 4 <= deep[1] * deep[0] and deep[0] >= r \
+                and static_smem(*deep) <= STATIC_SMEM_LIMIT:
+            v, cols = deep[0], deep[0] * deep[1]
     if v is None:
         v = measured.tile1d_v[cc_tuned_as(precision)]
         nt0 = measured.tile1d_threads if cols is None else max(1, cols // v)
