@@ -1398,6 +1398,42 @@ def variants_cc1d_points():
     return out
 
 
+def variants_cc1d_codegen():
+    """The 1D CUDA-core tile kernel as compiled today beside the kernel file of commit 12c6720 (``source``:
+    build/kernels-at/12c6720/cuda_cores_1d.cu, copied there from git before the run), the same launch plans,
+    alternating, twice.  Today's file stores whole vectors with one instruction each (nvcc had split them into
+    scalar stores), takes the vectors that straddle a tile's output edge out of line (nvcc had computed all their
+    per-element conditions at every block's start) and finds each vector's staging slot without a division:
+    about 0.1-0.3 of the instructions per FMA fewer in the static SASS at depth, where Nsight Compute put the
+    kernel at its instruction issue (validation/results/h200-2026-12-01/NOTES.md).  The plans do not change, so
+    the refined model predicts 1.00x throughout.  Box-1D1R-1D3R at t = 1, 4, 8, 16 on 2^27 points in FP64, FP32
+    and FP16, BF16 on Box-1D2R."""
+    out = []
+    configs = [(f"Box-1D{r}R", dtype, t) for r in (1, 2, 3) for dtype in ("double", "float", "half")
+               for t in (1, 4, 8, 16)]
+    configs += [("Box-1D2R", "bfloat16", t) for t in (1, 16)]
+    for name, dtype, t in configs:
+        for _ in range(2):
+            for kn in ({}, {"source": "12c6720"}):
+                out.append((name, dtype, "134217728", "cuda_core", t, None, dict(kn)))
+    return out
+
+
+def variants_cc1d_points_again():
+    """`cc1d-points` again after the tile kernel's code generation changed (``cc1d-codegen``: 72 registers where
+    95 were, fewer instructions per tile), with the generic tile named, so that `tile1d_deep` is chosen against it
+    on today's code: Box-1D1R-1D3R at t = 4, 8, 12, 16 on 2^27 points in FP64, FP32 and FP16, the defaults beside
+    256 threads of the generic points per thread (FP64 8, FP32 and FP16 16), 128 and 256 threads of twice as many."""
+    out = []
+    for r in (1, 2, 3):
+        for dtype, v in (("double", 8), ("float", 16), ("half", 16)):
+            for t in (4, 8, 12, 16):
+                for kn in ({}, {"v": v, "cols": 256 * v}, {"v": 2 * v, "cols": 128 * 2 * v},
+                           {"v": 2 * v, "cols": 256 * 2 * v}):
+                    out.append((f"Box-1D{r}R", dtype, "134217728", "cuda_core", t, None, dict(kn)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1413,7 +1449,8 @@ SCANS = {
     "sptc3d-ir4": lambda args: variants_sptc3d_ir4(), "tc-vectors": lambda args: variants_tc_vectors(),
     "sptc2d": lambda args: variants_sptc2d(), "sptc2d-grid": lambda args: variants_sptc2d_grid(),
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
-    "cc1d-points": lambda args: variants_cc1d_points(),
+    "cc1d-points": lambda args: variants_cc1d_points(), "cc1d-codegen": lambda args: variants_cc1d_codegen(),
+    "cc1d-points-again": lambda args: variants_cc1d_points_again(),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),

@@ -75,29 +75,57 @@ __device__ __forceinline__ void store_vec(real* dst, const real* src) {
     }
 }
 
+#if K_PAIR
+// The low (high) 16-bit halves of a and b as one word, a's in the low half: one byte permute (PRMT), where the
+// masks and shifts they replace compiled to two instructions per word (nvcc 13.0 for sm_90).
+__device__ __forceinline__ unsigned low_halves(unsigned a, unsigned b) { return __byte_perm(a, b, 0x5410); }
+__device__ __forceinline__ unsigned high_halves(unsigned a, unsigned b) { return __byte_perm(a, b, 0x7632); }
+#endif
+
 // A vector of both lanes from global memory: VEC points of the tile at src (lane 0) and of the tile `stride`
 // points further (lane 1, zeros where `second` is false).  Without pairs, load_vec.
 __device__ __forceinline__ void load_gvec(real* dst, const elem* src, long long stride, bool second) {
 #if K_PAIR
     const uint2 a = *reinterpret_cast<const uint2*>(src);
     const uint2 b = second ? *reinterpret_cast<const uint2*>(src + stride) : make_uint2(0u, 0u);
-    dst[0] = (a.x & 0xFFFFu) | (b.x << 16);
-    dst[1] = (a.x >> 16) | (b.x & 0xFFFF0000u);
-    dst[2] = (a.y & 0xFFFFu) | (b.y << 16);
-    dst[3] = (a.y >> 16) | (b.y & 0xFFFF0000u);
+    dst[0] = low_halves(a.x, b.x);
+    dst[1] = high_halves(a.x, b.x);
+    dst[2] = low_halves(a.y, b.y);
+    dst[3] = high_halves(a.y, b.y);
 #else
     load_vec(dst, src);
+#endif
+}
+// One vector store to global memory, as one instruction.  Written as a vector type's assignment, the stores of the
+// tile's outputs reached the PTX as VEC scalar stores each (nvcc 13.0: st.global.f32 four times where st.global.v4.f32
+// was meant, in FP64 and for the pairs' lane 1 too), four times the store instructions and L1 wavefronts.
+__device__ __forceinline__ void st_global_v2(unsigned* dst, unsigned a, unsigned b) {
+#if defined(TCADVISOR_HOST_EMU)
+    dst[0] = a; dst[1] = b;
+#else
+    asm volatile("st.global.v2.u32 [%0], {%1, %2};" :: "l"(dst), "r"(a), "r"(b) : "memory");
+#endif
+}
+__device__ __forceinline__ void st_global_vec(real* dst, const real* src) {
+#if defined(TCADVISOR_HOST_EMU) || K_PAIR
+    store_vec(dst, src);
+#else
+    if (sizeof(real) == 8)
+        asm volatile("st.global.v2.f64 [%0], {%1, %2};" :: "l"(dst), "d"((double)src[0]), "d"((double)src[VEC > 1 ? 1 : 0])
+                     : "memory");
+    else
+        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(dst), "f"((float)src[0]), "f"((float)src[1 % VEC]),
+                     "f"((float)src[2 % VEC]), "f"((float)src[3 % VEC]) : "memory");
 #endif
 }
 // The vector `src` of both lanes to global memory: lane 0 at dst, lane 1 (if `second`) `stride` points further.
 __device__ __forceinline__ void store_gvec(elem* dst, long long stride, const real* src, bool second) {
 #if K_PAIR
-    *reinterpret_cast<uint2*>(dst) = make_uint2((src[0] & 0xFFFFu) | (src[1] << 16), (src[2] & 0xFFFFu) | (src[3] << 16));
+    st_global_v2(reinterpret_cast<unsigned*>(dst), low_halves(src[0], src[1]), low_halves(src[2], src[3]));
     if (second)
-        *reinterpret_cast<uint2*>(dst + stride) =
-            make_uint2((src[0] >> 16) | (src[1] & 0xFFFF0000u), (src[2] >> 16) | (src[3] & 0xFFFF0000u));
+        st_global_v2(reinterpret_cast<unsigned*>(dst + stride), high_halves(src[0], src[1]), high_halves(src[2], src[3]));
 #else
-    store_vec(dst, src);
+    st_global_vec(dst, src);
 #endif
 }
 
@@ -106,8 +134,31 @@ __device__ __forceinline__ void store_gvec(elem* dst, long long stride, const re
 #endif
 #define NCHUNK (V / VEC)     // 16-byte vectors per thread
 #define SLOT (V + VEC)       // a thread's row in the staging buffer, padded by one vector against bank conflicts
+// Where vector c = tid + m*NT of the tile lies in the staging buffer: thread c / NCHUNK's row, its (c % NCHUNK)-th
+// vector.  With NT a multiple of NCHUNK that is thread tid's offset plus m*(NT/NCHUNK) rows, a constant per m,
+// which spares each tile a signed division and remainder per vector (nvcc kept them: about 60 instructions).
+__device__ __forceinline__ int stage_at(int tid, int m) {
+    if (NT % NCHUNK == 0) return (tid / NCHUNK) * SLOT + (tid % NCHUNK) * VEC + m * (NT / NCHUNK) * SLOT;
+    return ((tid + m * NT) / NCHUNK) * SLOT + ((tid + m * NT) % NCHUNK) * VEC;
+}
 
 __device__ __forceinline__ void store_vec_shared(real* dst, const real* src) { store_vec(dst, src); }
+
+// A vector of the tile that straddles the edge of its outputs or the domain's end: element by element, each lane
+// where its point is an output inside the domain.  Out of line on purpose: inlined, nvcc merged these stores with
+// the whole-vector path's (so that every vector went out as VEC scalar stores, in the PTX already) and computed all
+// their per-element conditions at the kernel's start, kept in registers (about 200 instructions per tile at
+// V = 32; nvcc 13.0 for sm_90).  Only the few vectors at a tile's output edges and the domain's end take it.
+struct vec_of { real v[VEC]; };
+__device__ __noinline__ void store_straddling(elem* dst, long long stride, vec_of y, int c, int lo, long long p,
+                                              int W, bool second)
+{
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+        const bool mine = c + e >= lo && c + e < lo + TXO;
+        store_lanes(dst + e, stride, y.v[e], mine && p + e < W, second && mine && p + TXO + e < W);
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(NT)
 cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, int tiles)
@@ -137,7 +188,7 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
             const int c = tid + m * NT;
             real q[VEC];
             load_gvec(q, in + base + (long long)c * VEC, TXO, second);
-            store_vec_shared(&stage[(c / NCHUNK) * SLOT + (c % NCHUNK) * VEC], q);
+            store_vec_shared(&stage[stage_at(tid, m)], q);
         }
         __syncthreads();
 #pragma unroll
@@ -186,19 +237,14 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
 #pragma unroll
         for (int m = 0; m < NCHUNK; ++m) {
             const int cv = tid + m * NT;
-            real y[VEC];
-            load_vec(y, &stage[(cv / NCHUNK) * SLOT + (cv % NCHUNK) * VEC]);
+            vec_of y;
+            load_vec(y.v, &stage[stage_at(tid, m)]);
             const int c = cv * VEC;
             const long long p = (long long)k * LANES * TXO + c - lo;  // domain point of lane 0's first element
-            if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W) {
-                store_gvec(out + base + c, TXO, y, second);
-            } else {
-#pragma unroll
-                for (int e = 0; e < VEC; ++e) {
-                    const bool mine = c + e >= lo && c + e < lo + TXO;
-                    store_lanes(out + base + c + e, TXO, y[e], mine && p + e < W, second && mine && p + TXO + e < W);
-                }
-            }
+            if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W)
+                store_gvec(out + base + c, TXO, y.v, second);
+            else if (c + VEC > lo && c < lo + TXO && p < W)
+                store_straddling(out + base + c, TXO, y, c, lo, p, W, second);
         }
 #else
 #pragma unroll
@@ -207,12 +253,11 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
             const long long p = (long long)k * LANES * TXO + c - lo;  // lane 0's domain point
             if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W) {
                 store_gvec(out + base + c, TXO, &x[j], second);
-            } else {
+            } else if (c + VEC > lo && c < lo + TXO && p < W) {
+                vec_of y;
 #pragma unroll
-                for (int e = 0; e < VEC; ++e) {
-                    const bool mine = c + e >= lo && c + e < lo + TXO;
-                    store_lanes(out + base + c + e, TXO, x[j + e], mine && p + e < W, second && mine && p + TXO + e < W);
-                }
+                for (int e = 0; e < VEC; ++e) y.v[e] = x[j + e];
+                store_straddling(out + base + c, TXO, y, c, lo, p, W, second);
             }
         }
 #endif

@@ -148,6 +148,7 @@ int launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, void** argv
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __noinline__
 #define __constant__
 #define __shared__ static
 #define __launch_bounds__(...)
@@ -195,6 +196,14 @@ inline void cp_async_wait_group(unsigned n) {
 }  // namespace emu
 using std::max;
 using std::min;
+// __byte_perm(x, y, s): byte i of the result is byte (s >> 4i) & 7 of the eight bytes y:x (x the low four), as PRMT
+// without its sign modes (the kernels use none).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    const unsigned long long xy = (unsigned long long)y << 32 | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; ++i) r |= unsigned(xy >> (8 * ((s >> (4 * i)) & 7)) & 0xFFu) << (8 * i);
+    return r;
+}
 
 // The 16-byte vector types the 1D CUDA-core kernel loads and stores (kernels/cuda_cores_1d.cu).
 struct double2 { double x, y; };
