@@ -1419,7 +1419,7 @@ def variants_cc1d_codegen():
     return out
 
 
-def variants_cc1d_points_again():
+def variants_cc1d_points_again(depths=(4, 8, 12, 16)):
     """`cc1d-points` again after the tile kernel's code generation changed (``cc1d-codegen``: 72 registers where
     95 were, fewer instructions per tile), with the generic tile named, so that `tile1d_deep` is chosen against it
     on today's code: Box-1D1R-1D3R at t = 4, 8, 12, 16 on 2^27 points in FP64, FP32 and FP16, the defaults beside
@@ -1427,10 +1427,26 @@ def variants_cc1d_points_again():
     out = []
     for r in (1, 2, 3):
         for dtype, v in (("double", 8), ("float", 16), ("half", 16)):
-            for t in (4, 8, 12, 16):
+            for t in depths:
                 for kn in ({}, {"v": v, "cols": 256 * v}, {"v": 2 * v, "cols": 128 * 2 * v},
                            {"v": 2 * v, "cols": 256 * 2 * v}):
                     out.append((f"Box-1D{r}R", dtype, "134217728", "cuda_core", t, None, dict(kn)))
+    return out
+
+
+def variants_cc1d_codegen2():
+    """Today's 1D tile kernel file (the straddling vectors inline again, their conditions in domain points) beside
+    that of d52938a (the same vectors through an out-of-line function, whose call convention cost registers:
+    Box-1D3R FP16 x2 58 -> 72, and lost 5 % in the corpus) and that of 12c6720 (before either), the same plans,
+    alternating, twice: Box-1D1R-1D3R at t = 1, 2, 4, 16 on 2^27 points in FP64, FP32 and FP16, BF16 on Box-1D3R
+    at t = 2."""
+    out = []
+    configs = [(f"Box-1D{r}R", dtype, t) for r in (1, 2, 3) for dtype in ("double", "float", "half")
+               for t in (1, 2, 4, 16)] + [("Box-1D3R", "bfloat16", 2)]
+    for name, dtype, t in configs:
+        for _ in range(2):
+            for kn in ({}, {"source": "d52938a"}, {"source": "12c6720"}):
+                out.append((name, dtype, "134217728", "cuda_core", t, None, dict(kn)))
     return out
 
 
@@ -1451,6 +1467,8 @@ SCANS = {
     "sptc2d-shape": lambda args: variants_sptc2d_shape(), "cc-ab": lambda args: variants_cc_ab(),
     "cc1d-points": lambda args: variants_cc1d_points(), "cc1d-codegen": lambda args: variants_cc1d_codegen(),
     "cc1d-points-again": lambda args: variants_cc1d_points_again(),
+    "cc1d-codegen2": lambda args: variants_cc1d_codegen2(),
+    "cc1d-points-final": lambda args: variants_cc1d_points_again((4, 8, 10, 12, 16)),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),
     "sptc-stages-2d": lambda args: variants_sptc_stages(2), "sptc-stages-3d": lambda args: variants_sptc_stages(3),

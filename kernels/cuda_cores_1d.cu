@@ -145,13 +145,29 @@ __device__ __forceinline__ int stage_at(int tid, int m) {
 __device__ __forceinline__ void store_vec_shared(real* dst, const real* src) { store_vec(dst, src); }
 
 // A vector of the tile that straddles the edge of its outputs or the domain's end: element by element, each lane
-// where its point is an output inside the domain.  Out of line on purpose: inlined, nvcc merged these stores with
-// the whole-vector path's (so that every vector went out as VEC scalar stores, in the PTX already) and computed all
-// their per-element conditions at the kernel's start, kept in registers (about 200 instructions per tile at
-// V = 32; nvcc 13.0 for sm_90).  Only the few vectors at a tile's output edges and the domain's end take it.
+// where its point is an output inside the domain.  Only the few vectors at a tile's output edges and the domain's end
+// take it, and it is kept apart from the whole vectors' path: inlined with its conditions in tile points, which are
+// the same for every tile of a block, nvcc computed all of them at the kernel's start and kept them in registers
+// (about 200 instructions per tile at V = 32, a block computing one tile; nvcc 13.0 for sm_90).  FP32 and FP64 call
+// it out of line.  The FP16/BF16 pairs inline it with its conditions in domain points (q0: the domain point of lane
+// 0's first output, which moves with the tile), since for them the call's convention cost registers (Box-1D3R FP16 x2
+// 58 -> 72, one resident block fewer).  Measured both ways (validation/results/h200-2026-12-01/cc1d-codegen2):
+// inlined, FP32/FP64 ran 0.91-1.05x the call, the pairs 0.98-1.13x.
 struct vec_of { real v[VEC]; };
-__device__ __noinline__ void store_straddling(elem* dst, long long stride, vec_of y, int c, int lo, long long p,
-                                              int W, bool second)
+#if K_PAIR
+__device__ __forceinline__ void store_straddling(elem* dst, long long stride, const vec_of& y, long long q0, long long p,
+                                                 int W, bool second)
+{
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+        const bool mine = p + e >= q0 && p + e < q0 + TXO;
+        store_lanes(dst + e, stride, y.v[e], mine && p + e < W, second && mine && p + TXO + e < W);
+    }
+}
+#define STORE_STRADDLING(dst, y) store_straddling(dst, TXO, y, (long long)k * LANES * TXO, p, W, second)
+#else
+__device__ __noinline__ void store_straddling(elem* dst, long long stride, vec_of y, int c, int lo, long long p, int W,
+                                              bool second)
 {
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
@@ -159,6 +175,8 @@ __device__ __noinline__ void store_straddling(elem* dst, long long stride, vec_o
         store_lanes(dst + e, stride, y.v[e], mine && p + e < W, second && mine && p + TXO + e < W);
     }
 }
+#define STORE_STRADDLING(dst, y) store_straddling(dst, TXO, y, c, lo, p, W, second)
+#endif
 
 extern "C" __global__ void __launch_bounds__(NT)
 cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, int tiles)
@@ -244,7 +262,7 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
             if (c >= lo && c + VEC <= lo + TXO && p + (LANES - 1) * TXO + VEC <= W)
                 store_gvec(out + base + c, TXO, y.v, second);
             else if (c + VEC > lo && c < lo + TXO && p < W)
-                store_straddling(out + base + c, TXO, y, c, lo, p, W, second);
+                STORE_STRADDLING(out + base + c, y);
         }
 #else
 #pragma unroll
@@ -257,7 +275,7 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
                 vec_of y;
 #pragma unroll
                 for (int e = 0; e < VEC; ++e) y.v[e] = x[j + e];
-                store_straddling(out + base + c, TXO, y, c, lo, p, W, second);
+                STORE_STRADDLING(out + base + c, y);
             }
         }
 #endif
