@@ -85,12 +85,13 @@ def stamp_corpus(folder: Path) -> str:
       corpus, and every recorded run's launch, read from the kernel's own description in corpus.csv, is today's
       default plan (:func:`tcadvisor.validate.corpus.launches_changed`): the planner changed, what it launches
       did not (e.g. its measured defaults moved into kernels/defaults.yaml);
-    * *preprocessed*, for a GPU that cannot be lent to record its corpus again: a CUDA source changed, but every
-      recorded launch preprocesses to the tokens it compiled when recorded (benchmarks/same_preprocessed.py), and
-      every other covered file but the planner's has its recorded part or is :data:`LAUNCH_NEUTRAL` at its
-      reviewed part.  Runs whose launch is no longer today's default plan are then *superseded*: listed in the
-      header (``superseded_runs``), kept in corpus.csv as recorded, and read as not run by
-      :func:`tcadvisor.validate.corpus.load_corpus` -- today's kernel would launch something else there.
+    * *preprocessed*, for a GPU that cannot be lent to record its corpus again: a CUDA source changed, the
+      recorded version of every changed source is in git (benchmarks/same_preprocessed.py), and every other
+      covered file but the planner's has its recorded part or is :data:`LAUNCH_NEUTRAL` at its reviewed part.  Runs
+      whose launch is no longer today's default plan, and runs whose launch preprocesses to other tokens today than
+      it compiled when recorded (today's kernel there is other code), are then *superseded*: listed in the header
+      (``superseded_runs``), kept in corpus.csv as recorded, and read as not run by
+      :func:`tcadvisor.validate.corpus.load_corpus`.
 
     A header already carrying today's fingerprint is left as it is; the fingerprint a header is re-stamped from
     is kept as ``kernel_fingerprint_recorded``."""
@@ -117,11 +118,13 @@ def stamp_corpus(folder: Path) -> str:
         superseded: list[str] = superseded_keys(rows)
         neutral = []
         if cuda:
-            from same_preprocessed import check as same_tokens
+            from same_preprocessed import compare as compare_tokens
+            from tcadvisor.validate.corpus import run_key
 
-            same, found = same_tokens(rows, recorded)
-            if not same:
-                return f"{folder}: not stamped, CUDA sources changed since it was recorded ({found})"
+            why, recompiled, found = compare_tokens(rows, recorded)
+            if why is not None:
+                return f"{folder}: not stamped, CUDA sources changed since it was recorded ({why})"
+            superseded += [k for k in map(run_key, recompiled) if k not in superseded]
             neutral = [p for p, (part, _) in LAUNCH_NEUTRAL.items()
                        if parts.get(p) == part and then_parts.get(p) != part]
         others = [p for p in sorted(set(parts) | set(then_parts))
@@ -139,9 +142,9 @@ def stamp_corpus(folder: Path) -> str:
             note = (f"{found}; every other covered file but the planner's has its recorded fingerprint part"
                     + "".join(f"; {p} changed, by review launch-neutral: {LAUNCH_NEUTRAL[p][1]}" for p in neutral)
                     + f"; changed since: {', '.join(planner) or 'nothing else'}; "
-                    + (f"{len(superseded)} recorded runs whose launch is no longer today's default plan are "
-                       "superseded (superseded_runs: not read as run)" if superseded else
-                       "every recorded launch is today's default plan"))
+                    + (f"{len(superseded)} recorded runs whose launch is no longer today's default plan or "
+                       "compiles to other tokens today are superseded (superseded_runs: not read as run)"
+                       if superseded else "every recorded launch is today's default plan"))
         else:
             check = "launches"
             note = (f"the CUDA sources are byte-identical to those recorded, every covered file but the planner's has "

@@ -80,25 +80,25 @@ def preprocessed(text: str, defines) -> str:
     return " ".join(done.stdout.split())
 
 
-def check(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tuple[bool, str]:
-    """Whether every run of ``rows`` (status ok) compiles today to the tokens it compiled when recorded.
+def compare(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tuple[str | None, list[dict], str]:
+    """Which runs of ``rows`` (status ok) compile today to other tokens than when recorded.
 
-    ``recorded``: the corpus's ``source_sha256`` (logical path -> digest).  Returns (same, what was found): false
-    where a changed CUDA file's recorded version is not in git, where a changed CUDA file is one no recorded launch
-    compiles (the ghost refresh, the calibration: runs depend on them, the tokens of no launch say how), or where
-    any launch's tokens differ."""
+    ``recorded``: the corpus's ``source_sha256`` (logical path -> digest).  Returns (why it cannot tell, or None;
+    the runs whose launch preprocesses to other tokens today; what was compared).  It cannot tell where a changed
+    CUDA file's recorded version is not in git, or where a changed CUDA file is one no recorded launch compiles (the
+    ghost refresh, the calibration: runs depend on them, the tokens of no launch say how)."""
     kernels = root / "kernels"
     today = {p.name: p.read_text() for p in kernels.iterdir() if p.suffix in (".cu", ".cuh")}
     changed = sorted(rel.split("/", 1)[1] for rel, digest in recorded.items()
                      if rel.startswith("kernels/") and rel.endswith((".cu", ".cuh"))
                      and (not (root / rel).exists() or _digest((root / rel).read_bytes()) != digest))
     if not changed:
-        return True, "no CUDA source changed"
+        return None, [], "no CUDA source changed"
     then = dict(today)
     for name in changed:
         text = recorded_text(f"kernels/{name}", recorded[f"kernels/{name}"], root)
         if text is None:
-            return False, f"kernels/{name} as recorded is in none of git's last {MAX_REVISIONS} versions of it"
+            return f"kernels/{name} as recorded is in none of git's last {MAX_REVISIONS} versions of it", [], ""
         then[name] = text
     launches = {}
     for r in rows:
@@ -108,18 +108,30 @@ def check(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tupl
     reached = set().union(*(includes(src, today) | includes(src, then) for src, _ in launches))
     unreached = [name for name in changed if name not in reached]
     if unreached:
-        return False, f"changed, and compiled by no recorded launch: {', '.join(unreached)}"
+        return f"changed, and compiled by no recorded launch: {', '.join(unreached)}", [], ""
     differ, compared = [], 0
     for (src, defines), rs in launches.items():
         if not (includes(src, today) | includes(src, then)) & set(changed):
             continue
         compared += 1
         if preprocessed(inline(src, then), defines) != preprocessed(inline(src, today), defines):
-            differ.append(f"{rs[0]['stencil']} {rs[0]['unit']} {rs[0]['precision']} t={rs[0]['fuse']}")
-    if differ:
-        return False, f"{len(differ)} of {compared} launches preprocess to other tokens today (e.g. {differ[0]})"
-    return True, (f"{', '.join(f'kernels/{n}' for n in changed)} changed; the {compared} recorded launches that "
-                  "compile them preprocess to the same tokens as recorded")
+            differ.append(rs)
+    names = ", ".join(f"kernels/{n}" for n in changed)
+    if not differ:
+        what = f"{names} changed; the {compared} recorded launches that compile them preprocess to the same tokens as recorded"
+    else:
+        first = differ[0][0]
+        what = (f"{names} changed; {len(differ)} of the {compared} recorded launches that compile them preprocess to "
+                f"other tokens today (e.g. {first['stencil']} {first['unit']} {first['precision']} t={first['fuse']}), "
+                "the others to the same tokens as recorded")
+    return None, [r for rs in differ for r in rs], what
+
+
+def check(rows: list[dict], recorded: dict[str, str], root: Path = ROOT) -> tuple[bool, str]:
+    """Whether every run of ``rows`` (status ok) compiles today to the tokens it compiled when recorded (see
+    :func:`compare`): (same, what was found)."""
+    why, differ, what = compare(rows, recorded, root)
+    return (False, why) if why is not None else (not differ, what)
 
 
 def main(argv: list[str]) -> int:

@@ -254,9 +254,11 @@ def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
 @pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, ".git")) or shutil.which("cpp") is None,
                     reason="the preprocessed check reads the recorded sources from git and needs cpp")
 def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess_the_same(tmp_path):
-    """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF: stamped by the preprocessed check, its
-    runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4 iterations ahead now) superseded and
-    read as not run, the others as recorded; a second stamp from the same recording finds the same."""
+    """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF and before the 1D tile's stores were
+    rewritten (2026-12-01): stamped by the preprocessed check, its runs whose default launch changed (the deep
+    radius-1 2D CUDA-core ones, 4 iterations ahead now) or whose launch compiles to other tokens today (every 1D
+    tile) superseded and read as not run, the others as recorded; a second stamp from the same recording finds the
+    same."""
     from tcadvisor.fingerprint import kernel_fingerprint
     from tcadvisor.validate.corpus import load_corpus
 
@@ -265,7 +267,8 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     assert "the preprocessed check" in said, said
     head = json.loads((folder / "corpus.json").read_text())
     assert head["kernel_fingerprint"] == kernel_fingerprint()
-    assert "kernels/cuda_cores_2d.cu changed; the 220 recorded launches" in head["kernel_fingerprint_note"]
+    assert ("kernels/cuda_cores_1d.cu, kernels/cuda_cores_2d.cu changed; 84 of the 304 recorded launches"
+            in head["kernel_fingerprint_note"])
     superseded = head["superseded_runs"]
     # Superseded: the runs whose launch today's H200 corpus (same design, recorded with today's defaults) describes
     # otherwise -- the deep radius-1 FP32/FP64 runs (4 iterations ahead since 2026-11-28), the FP16/BF16 2D runs
@@ -276,10 +279,14 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
         with open(os.path.join(folder_, "corpus.csv"), newline="") as f:
             return {f"{r['stencil']} {r['unit']} {r['dtype']} t={r['fuse']} {r['grid']}": r["kernel"].split(", halo")[0]
                     for r in csv.DictReader(f)}
+    # ... and every 1D tile run: kernels/cuda_cores_1d.cu compiles to other code since (all 86 of them).
     before, today = launches(CORPUS_BEFORE), launches(CORPUS)
     assert before.keys() == today.keys()
-    assert set(superseded) == {k for k in before if before[k] != today[k]}
-    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16
+    tiles = {k for k in before if before[k].startswith("1D tiles")}
+    assert len(tiles) == 86
+    assert set(superseded) == {k for k in before if before[k] != today[k]} | tiles
+    # FP32/FP64: the 7 + 16 of before, and the 42 1D tile runs, 10 of which were among those
+    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10
     rows = load_corpus(folder)[1]
     assert sorted(r["status"] for r in rows).count("superseded") == len(superseded)
     assert all(r["status"] == "ok" for r in rows if r["status"] != "superseded")
