@@ -39,13 +39,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     measured = measured_runs(args.measured) if args.measured else {}
-    fits = []
-    for c in variants_cc1d_points_again():
-        try:
-            plans.plan_cc_tile1d(*_args(c))
-            fits.append(c)
-        except Exception:  # noqa: BLE001 - the tiles the planner refuses were refused in the scan too
-            pass
+    fits = [c for c in variants_cc1d_points_again() if _plans(c)]  # the tiles the planner refuses the scan skipped
     rows = predict_variants(fits, lambda st, t, p, kn: plans.plan_cc_tile1d(st, t, p, **kn), description, PRECISION,
                             args.gpu, measured)
     rule = {(r["stencil"], r["dtype"], r["fuse"]): r for r in rows
@@ -59,11 +53,17 @@ def main(argv=None) -> int:
     return 0
 
 
-def _args(config):
+def _plans(config) -> bool:
+    """Whether the planner takes the scan configuration's tile (it refuses those past the static shared memory)."""
+    from tcadvisor.errors import TcAdvisorError
     from tcadvisor.stencil import parse_stencil
 
     name, dtype, _grid, _unit, t, _mma, kn = config
-    return parse_stencil(name), t, PRECISION[dtype], kn.get("v"), kn.get("cols")
+    try:
+        plans.plan_cc_tile1d(parse_stencil(name), t, PRECISION[dtype], **kn)
+    except TcAdvisorError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -1408,13 +1408,19 @@ def variants_cc1d_codegen():
     kernel at its instruction issue (validation/results/h200-2026-12-01/NOTES.md).  The plans do not change, so
     the refined model predicts 1.00x throughout.  Box-1D1R-1D3R at t = 1, 4, 8, 16 on 2^27 points in FP64, FP32
     and FP16, BF16 on Box-1D2R."""
-    out = []
     configs = [(f"Box-1D{r}R", dtype, t) for r in (1, 2, 3) for dtype in ("double", "float", "half")
                for t in (1, 4, 8, 16)]
     configs += [("Box-1D2R", "bfloat16", t) for t in (1, 16)]
+    return _cc1d_sources_alternating(configs, ("12c6720",))
+
+
+def _cc1d_sources_alternating(configs, commits):
+    """Each 1D CUDA-core configuration (stencil, dtype, depth) on 2^27 points with today's kernel files and with
+    those of each commit (``source``: build/kernels-at/COMMIT/), one after the other, twice."""
+    out = []
     for name, dtype, t in configs:
         for _ in range(2):
-            for kn in ({}, {"source": "12c6720"}):
+            for kn in ({},) + tuple({"source": c} for c in commits):
                 out.append((name, dtype, "134217728", "cuda_core", t, None, dict(kn)))
     return out
 
@@ -1422,7 +1428,8 @@ def variants_cc1d_codegen():
 def variants_cc1d_points_again(depths=(4, 8, 12, 16)):
     """`cc1d-points` again after the tile kernel's code generation changed (``cc1d-codegen``: 72 registers where
     95 were, fewer instructions per tile), with the generic tile named, so that `tile1d_deep` is chosen against it
-    on today's code: Box-1D1R-1D3R at t = 4, 8, 12, 16 on 2^27 points in FP64, FP32 and FP16, the defaults beside
+    on today's code: Box-1D1R-1D3R at the ``depths`` (``cc1d-points-final``: t = 10 too) on 2^27 points in FP64, FP32
+    and FP16, the defaults beside
     256 threads of the generic points per thread (FP64 8, FP32 and FP16 16), 128 and 256 threads of twice as many."""
     out = []
     for r in (1, 2, 3):
@@ -1440,14 +1447,9 @@ def variants_cc1d_codegen2():
     Box-1D3R FP16 x2 58 -> 72, and lost 5 % in the corpus) and that of 12c6720 (before either), the same plans,
     alternating, twice: Box-1D1R-1D3R at t = 1, 2, 4, 16 on 2^27 points in FP64, FP32 and FP16, BF16 on Box-1D3R
     at t = 2."""
-    out = []
     configs = [(f"Box-1D{r}R", dtype, t) for r in (1, 2, 3) for dtype in ("double", "float", "half")
                for t in (1, 2, 4, 16)] + [("Box-1D3R", "bfloat16", 2)]
-    for name, dtype, t in configs:
-        for _ in range(2):
-            for kn in ({}, {"source": "d52938a"}, {"source": "12c6720"}):
-                out.append((name, dtype, "134217728", "cuda_core", t, None, dict(kn)))
-    return out
+    return _cc1d_sources_alternating(configs, ("d52938a", "12c6720"))
 
 
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
