@@ -467,6 +467,79 @@ def test_1d_tiles_are_the_planners(host_kernels):
     assert stream.plan.source == "cuda_cores_2d.cu" and not stream.tile1d
 
 
+_SPLIT_WAIT = """            mbar_wait(&bars[par], (phase >> par) & 1u);
+            phase ^= 1u << par;
+"""
+_SPLIT_READS = """            real win[V + 2 * R];  // the left neighbour's R, this thread's V, the right neighbour's R
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+                win[m] = tid > 0 ? edge[par][1][m][tid - 1] : real(0);
+                win[R + V + m] = tid < NT - 1 ? edge[par][0][m][tid + 1] : real(0);
+            }
+"""
+
+
+@pytest.mark.parametrize("dtype", ["double", "float", "half"])
+def test_1d_split_exchange_is_the_barrier_s_bits(host_kernels, monkeypatch, dtype):
+    """The 1D tile's edge exchange through an mbarrier's arrive and wait (K_SPLIT, the default) gives the bits of one
+    __syncthreads per step (K_SPLIT = 0): the same FMAs in the same order of taps, for the interior points computed
+    before the wait and the end points after it; the same in either thread order."""
+    from tcadvisor.gpu import cuda_cores
+
+    st = Stencil.box(1, 2)
+    precision = PRECISION[dtype]
+    w = random_weights(st.mask(), np.random.default_rng(12))
+    x = data((1, 1, 9001), dtype, seed=4)
+    split = host_kernels(st, 5, dtype, precision, w, v=16, cols=64 * 16)
+    assert dict(split.plan.defines).get("K_SPLIT", 1) == 1
+    out = run_sweep(split, x)
+    assert check(split, x, out).passed
+    assert np.array_equal(run_sweep(split, x, reverse=True).view(np.uint8), out.view(np.uint8))
+    compile_module = _host_cuda.compile_module
+    monkeypatch.setattr(cuda_cores, "module", lambda filename, defines: compile_module(
+        filename, tuple(defines) + (("K_SPLIT", 0),), "cc_tile1d"))
+    barrier = host_kernels(st, 5, dtype, precision, w, v=16, cols=64 * 16)
+    assert np.array_equal(run_sweep(barrier, x).view(np.uint8), out.view(np.uint8))
+
+
+@pytest.mark.parametrize("right, wrong", [
+    # the neighbours' edges read before the wait (a race: in the writers' barrier interval)
+    (_SPLIT_WAIT + _SPLIT_READS, _SPLIT_READS + _SPLIT_WAIT),
+    # the wait for the other parity's phase
+    ("mbar_wait(&bars[par], (phase >> par) & 1u);", "mbar_wait(&bars[par], ((phase >> par) & 1u) ^ 1u);"),
+    # the end points left out
+    ("if (j >= R && j < V - R) continue;", "if (j >= 0) continue;"),
+    # fewer arrivals expected than the block's threads
+    ("mbar_init(&bars[0], NT);", "mbar_init(&bars[0], NT - 1);"),
+], ids=["read before the wait", "wrong parity", "end points skipped", "count"])
+def test_broken_1d_split_exchange_is_caught(host_kernels, monkeypatch, right, wrong):
+    """The split exchange compiled with one thing broken: the check fails, the two thread orders disagree, or the
+    emulated mbarrier reports a wait whose phase had not completed."""
+    from tcadvisor.data import data_dir
+    from tcadvisor.gpu import cuda_cores
+
+    st = Stencil.box(1, 2)
+    w = random_weights(st.mask(), np.random.default_rng(13))
+    x = data((1, 1, 9001), "float", seed=5)
+    good = host_kernels(st, 5, "float", "fp32", w, v=16, cols=64 * 16)
+    good_out = run_sweep(good, x)
+    assert check(good, x, good_out).passed
+    source = (data_dir("kernels") / "cuda_cores_1d.cu").read_text()
+    broken = source.replace(right, wrong)
+    assert broken != source
+    monkeypatch.setattr(cuda_cores, "module", lambda filename, defines: _host_cuda.compile_module(
+        filename, defines, "cc_tile1d", text=broken))
+    bad = host_kernels(st, 5, "float", "fp32", w, v=16, cols=64 * 16)
+    try:
+        outs = [run_sweep(bad, x), run_sweep(bad, x, reverse=True)]
+    except RuntimeError as e:
+        assert "mbarrier" in str(e)
+        return
+    caught = (not all(check(bad, x, o).passed for o in outs)
+              or not np.array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8)))
+    assert caught
+
+
 @pytest.mark.parametrize("dtype, gx_extra", [("double", 1), ("float", 3), ("float", 6)])
 def test_1d_tiles_on_wider_ghosts(host_kernels, dtype, gx_extra):
     """A field shared with a deeper sweep has wider ghosts than the kernel's halo (runner.allocate_fields merges
