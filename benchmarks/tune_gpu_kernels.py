@@ -1452,16 +1452,6 @@ def variants_cc1d_codegen2():
     return _cc1d_sources_alternating(configs, ("d52938a", "12c6720"))
 
 
-def variants_cc1d_split():
-    """Today's 1D tile kernel file (each step's edge exchange an mbarrier's arrive and wait, the interior points
-    updated between them: K_SPLIT) beside that of 16b1a98 (one __syncthreads per step), the same plans, alternating,
-    twice: Box-1D1R-1D3R at t = 1, 2, 4, 8, 16 on 2^27 points in FP64, FP32 and FP16, BF16 on Box-1D2R at t = 2 and
-    16.  (No custom 1D stencil: upwind-1d is the corpus's held-out shape.)"""
-    configs = [(f"Box-1D{r}R", dtype, t) for r in (1, 2, 3) for dtype in ("double", "float", "half")
-               for t in (1, 2, 4, 8, 16)] + [("Box-1D2R", "bfloat16", t) for t in (2, 16)]
-    return _cc1d_sources_alternating(configs, ("16b1a98",))
-
-
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1480,7 +1470,6 @@ SCANS = {
     "cc1d-points": lambda args: variants_cc1d_points(), "cc1d-codegen": lambda args: variants_cc1d_codegen(),
     "cc1d-points-again": lambda args: variants_cc1d_points_again(),
     "cc1d-codegen2": lambda args: variants_cc1d_codegen2(),
-    "cc1d-split": lambda args: variants_cc1d_split(),
     "cc1d-points-final": lambda args: variants_cc1d_points_again((4, 8, 10, 12, 16)),
     "cc-bisect": lambda args: variants_cc_bisect(), "cc-fix": lambda args: variants_cc_fix(),
     "tc-xt": lambda args: variants_tc_xt(), "tc-ir": lambda args: variants_tc_ir(),

@@ -20,9 +20,7 @@
 //
 // Compile-time parameters (-D, prefixed K_): K_REAL (double|float) or K_PAIR (1: FP16, 2: BF16), K_R (radius), K_T (steps), K_V (points per
 // thread, a multiple of the vector width), K_NT (threads per block), K_TXO (outputs per tile), K_TAPS (optional:
-// bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1), K_SPLIT
-// (optional, default 1: each step's edge exchange split into an mbarrier's arrive and wait, see below).  Weights live
-// in __constant__ memory.
+// bit b set where the weight at offset b - R exists; default every offset), K_STAGE (optional, 0 or 1).  Weights live in __constant__ memory.
 
 #include "cc_values.cuh"
 #define R K_R
@@ -134,60 +132,6 @@ __device__ __forceinline__ void store_gvec(elem* dst, long long stride, const re
 #ifndef K_STAGE
 #define K_STAGE 0
 #endif
-#ifndef K_SPLIT
-#define K_SPLIT 1
-#endif
-
-#if K_SPLIT
-// K_SPLIT = 1: a step's edge exchange is an mbarrier per parity, its arrive and its wait apart (PTX ISA, "Parallel
-// Synchronization and Communication Instructions: mbarrier").  A thread writes its edges, arrives, updates the points
-// whose window lies in its own V (all but R at each end), and only then waits for its neighbours' edges and updates its
-// 2R end points.  With one __syncthreads per step every warp of the block waited at it for the slowest before any of
-// its FMAs.  The arrive has release and the wait acquire semantics at CTA scope, so the edges written before the
-// arrive are visible after the wait.  Reuse is safe without a second barrier: a thread writes parity p's edges again
-// two steps later, after its wait of the step between, which completes only when every thread has arrived there, that
-// is, has finished this step's reads.
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-#if defined(TCADVISOR_HOST_EMU)
-    return 0u;
-#else
-    return (unsigned)__cvta_generic_to_shared(p);
-#endif
-}
-__device__ __forceinline__ void mbar_init(unsigned long long* b, unsigned count) {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::mbar_init(b, count);
-#else
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(smem_addr(b)), "r"(count) : "memory");
-#endif
-}
-__device__ __forceinline__ void mbar_arrive(unsigned long long* b) {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::mbar_arrive(b);
-#else
-    unsigned long long state;
-    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(smem_addr(b)) : "memory");
-    (void)state;
-#endif
-}
-// Returns once the phase of parity `parity` of b has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::mbar_wait(b, parity);
-#else
-    unsigned done;
-    do {
-#if __CUDA_ARCH__ >= 900
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(smem_addr(b)), "r"(parity) : "memory");
-#else
-        asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(smem_addr(b)), "r"(parity) : "memory");
-#endif
-    } while (!done);
-#endif
-}
-#endif
 #define NCHUNK (V / VEC)     // 16-byte vectors per thread
 #define SLOT (V + VEC)       // a thread's row in the staging buffer, padded by one vector against bank conflicts
 // Where vector c = tid + m*NT of the tile lies in the staging buffer: thread c / NCHUNK's row, its (c % NCHUNK)-th
@@ -246,15 +190,6 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
     __align__(16) __shared__ real stage[NT * SLOT];
 #endif
     const int tid = threadIdx.x;
-#if K_SPLIT
-    __shared__ unsigned long long bars[2];  // one per parity of the edges, NT arrivals a phase
-    if (tid == 0) {
-        mbar_init(&bars[0], NT);
-        mbar_init(&bars[1], NT);
-    }
-    __syncthreads();
-    unsigned phase = 0;  // bit p: the parity of bars[p]'s phase in progress
-#endif
     // Block iteration k computes tiles LANES*k .. LANES*k + LANES - 1 (one per lane).
     for (int k = blockIdx.x; k * LANES < tiles; k += gridDim.x) {
         const bool second = LANES > 1 && k * LANES + 1 < tiles;  // lane 1's tile exists
@@ -289,39 +224,6 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
                 edge[par][0][m][tid] = x[m];
                 edge[par][1][m][tid] = x[V - R + m];
             }
-#if K_SPLIT
-            mbar_arrive(&bars[par]);
-            real y[V];
-#pragma unroll
-            for (int j = R; j < V - R; ++j) {  // windows inside this thread's points, while the edges land
-                real acc = real(0);
-#pragma unroll
-                for (int b = 0; b < KW; ++b)
-                    if (tap(b)) acc = madd(c_w[b], x[j - R + b], acc);
-                y[j] = acc;
-            }
-            mbar_wait(&bars[par], (phase >> par) & 1u);
-            phase ^= 1u << par;
-            real win[V + 2 * R];  // the left neighbour's R, this thread's V, the right neighbour's R
-#pragma unroll
-            for (int m = 0; m < R; ++m) {
-                win[m] = tid > 0 ? edge[par][1][m][tid - 1] : real(0);
-                win[R + V + m] = tid < NT - 1 ? edge[par][0][m][tid + 1] : real(0);
-            }
-#pragma unroll
-            for (int j = 0; j < V; ++j) win[R + j] = x[j];
-#pragma unroll
-            for (int j = 0; j < V; ++j) {  // the R points at each end, in the same order of taps
-                if (j >= R && j < V - R) continue;
-                real acc = real(0);
-#pragma unroll
-                for (int b = 0; b < KW; ++b)
-                    if (tap(b)) acc = madd(c_w[b], win[j + b], acc);
-                y[j] = acc;
-            }
-#pragma unroll
-            for (int j = 0; j < V; ++j) x[j] = y[j];
-#else
             __syncthreads();
             real win[V + 2 * R];  // the left neighbour's R, this thread's V, the right neighbour's R
 #pragma unroll
@@ -339,7 +241,6 @@ cc_tile1d(const elem* __restrict__ in, elem* __restrict__ out, int W, int Gx, in
                     if (tap(b)) acc = madd(c_w[b], win[j + b], acc);
                 x[j] = acc;
             }
-#endif
             // The next step writes the other parity's edges: no second barrier is needed before this
             // step's reads are done, since a thread reaches the next write of this parity only after
             // the next step's barrier, which every thread passes after finishing these reads.

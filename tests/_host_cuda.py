@@ -107,9 +107,7 @@ class HostFunction:
         if rc:
             raise RuntimeError({1: "host emulation could not allocate thread stacks",
                                 2: "a thread ended with asynchronous copies it never waited for",
-                                3: "lanes of a warp met in different warp collectives (mma, shfl)",
-                                4: "an mbarrier wait found its phase not completed (wrong parity or count)"}
-                               .get(rc, f"rc {rc}"))
+                                3: "lanes of a warp met in different warp collectives (mma, shfl)"}.get(rc, f"rc {rc}"))
         self.fmas = self.module.fma_count() - before  # fused multiply-adds the last launch executed
 
 

@@ -74,41 +74,6 @@ inline void trampoline() {
 
 inline void sync() { swapcontext(&current->ctx, &scheduler); }
 
-// mbarrier (the 1D tile's split edge exchange: arrive after a step's edges are written, wait before they are read).
-// A wait is one barrier interval here (every thread arrives before it waits, so after one hand-back to the scheduler
-// every thread of the block has arrived), and it checks that the phase it waits for has completed: a wait with the
-// wrong parity, or an expected count other than the threads that arrive, is an error of the launch (rc 4).  A read of a
-// neighbour's edge between the arrive and the wait falls in the writer's barrier interval and changes with the order
-// the threads run in, which the tests compare.  The kernels have every thread arrive in every phase, so after the
-// wait's hand-back a phase must have just completed with no arrival left over (an expected count other than the
-// block's threads leaves some).
-struct MBar { unsigned expected = 0, arrived = 0, phase = 0; };
-inline std::vector<std::pair<const void*, MBar>> mbars;
-inline bool mbar_error = false;
-inline MBar& mbar_of(const void* b) {
-    for (auto& e : mbars)
-        if (e.first == b) return e.second;
-    mbar_error = true;  // used before its init
-    mbars.push_back({b, MBar{}});
-    return mbars.back().second;
-}
-inline void mbar_init(const void* b, unsigned count) {
-    for (auto& e : mbars)
-        if (e.first == b) { e.second = MBar{count, 0, 0}; return; }
-    mbars.push_back({b, MBar{count, 0, 0}});
-}
-inline void mbar_arrive(const void* b) {
-    MBar& m = mbar_of(b);
-    if (++m.arrived == m.expected) { m.arrived = 0; m.phase ^= 1u; }
-}
-// Waits for the completion of the phase of parity `parity` (the phase in progress then has the other parity).
-// After the hand-back every thread has arrived, so a count that matches them leaves no arrival of a later phase.
-inline void mbar_wait(const void* b, unsigned parity) {
-    sync();
-    const MBar& m = mbar_of(b);
-    if (m.phase == (parity & 1u) || m.arrived != 0) mbar_error = true;
-}
-
 // Runs one block: every live thread up to its next barrier, until all are done.
 inline int run_block(std::vector<Thread>& threads, bool reverse) {
     const std::size_t n = threads.size();
@@ -171,11 +136,8 @@ int launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, void** argv
         std::memset(shared.data(), 0xFF, shared.size());  // all-ones bits: NaN in float and double
         for (auto& ops : warp_ops)
             for (auto& op : ops) op.seq = ~0ULL;
-        mbars.clear();
-        mbar_error = false;
         rc = run_block(threads, reverse != 0);
         if (!rc && collective_mismatch) rc = 3;  // lanes of a warp met in different collectives
-        if (!rc && mbar_error) rc = 4;           // an mbarrier waited for a phase that had not completed
     }
     for (auto& t : threads) std::free(t.stack);
     return rc;
