@@ -249,6 +249,12 @@ def _install_sigterm():
         return None
 
 
+#: The packages pyproject.toml requires, by the name they are imported as: a command that finds one missing (a
+#: Python set up by hand, a GPU machine that cannot fetch it) says so in one line instead of a traceback.
+REQUIRED_PACKAGES = {"sympy": "sympy", "numpy": "numpy", "scipy": "scipy", "pandas": "pandas", "plotly": "plotly",
+                     "yaml": "pyyaml", "pycparser": "pycparser"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
@@ -262,6 +268,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except TcAdvisorError as exc:
         print(f"tcadvisor: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in REQUIRED_PACKAGES:
+            raise  # one of tcadvisor's own modules: a bug, shown whole
+        print(f"tcadvisor: error: this command needs the Python package {REQUIRED_PACKAGES[missing]!r}, which is "
+              f"not installed here (pip install {REQUIRED_PACKAGES[missing]})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tcadvisor: interrupted", file=sys.stderr)

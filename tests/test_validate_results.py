@@ -99,6 +99,27 @@ def test_html_report_is_self_contained_and_rebuilds_the_tables():
     assert page.count("class='plotly-graph-div'") + page.count('class="plotly-graph-div"') >= 3
 
 
+def test_report_without_plotly_keeps_the_measurements(tmp_path, monkeypatch):
+    """Where plotly cannot be imported (a GPU machine's Python may lack it), the results are written all the same:
+    the CSV and JSON files whole, the report's tables without figures and one line saying why and how to draw them
+    (a run on the H200 lost its measurements to the import error at the report, 2026-12-01)."""
+    import importlib.util
+    import sys
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "plotly" else real(name, *a))
+    monkeypatch.setitem(sys.modules, "plotly", None)  # an import of it fails, as where it is not installed
+    res = recorded_results()
+    paths = write_results(res, tmp_path / "out")
+    assert [p.name for p in paths] == ["results.csv", "comparisons.csv", "results.json", "report.html"]
+    assert to_dict(load_results(tmp_path / "out" / "results.json")) == to_dict(res)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "plotly is not installed here" in page and "--report-from results.json" in page
+    assert "plotly-graph-div" not in page and "Table 2" in page and "Table 3" in page
+    monkeypatch.undo()
+    assert "plotly is not installed" not in html_report(res)  # with plotly, the figures and no such line
+
+
 def test_readme_summary_block(tmp_path):
     from _validate_data import h100_like
     from tcadvisor.validate.calibrate import spec_text

@@ -179,6 +179,10 @@ def cmd_validate(args) -> int:
 
     cupy()
     exe = ncu.find_ncu(args.ncu) if args.profile else None
+    from .report import NO_PLOTLY, plotly_available
+
+    if not plotly_available():  # said before the runs; the report says it again where its figures would be
+        print(f"validate: {NO_PLOTLY}", file=sys.stderr, flush=True)
     resolved = resolve_gpu(args.gpu)
     if resolved.note:
         print(f"tcadvisor: {resolved.note}", file=sys.stderr)

@@ -241,6 +241,21 @@ def skipped_html(results: Results) -> str:
 
 # --------------------------------------------------------------------------- figures
 
+#: What the report and ``validate`` say where plotly cannot be imported: the measurements are kept (a GPU machine's
+#: Python may lack a package it cannot fetch), and the figures can be drawn from them later.
+NO_PLOTLY = ("No figures: plotly is not installed here (pip install plotly); the tables and the CSV and JSON files "
+             "are complete, and `tcadvisor validate --report-from results.json` draws the figures where it is.")
+
+
+def plotly_available() -> bool:
+    """Whether plotly can be imported (looked up, not imported: the figures import it when they are drawn)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("plotly") is not None
+    except (ImportError, ValueError):
+        return False
+
 
 def _figures(results: Results) -> list[tuple[str, str, object]]:
     """(anchor, heading, figure) of every figure the measurements allow."""
@@ -406,7 +421,9 @@ def html_report(results: Results) -> str:
              "<p class='note'>Measured bottleneck: the roof the run came closer to (fraction of bandwidth moved "
              "against fraction of the unit's peak executed).</p>", table3(results)]
     first = True
-    for key, heading, fig in _figures(results):
+    if not plotly_available():
+        parts.append(f"<p class='bad'>{_esc(NO_PLOTLY)}</p>")
+    for key, heading, fig in (_figures(results) if plotly_available() else ()):
         parts.append(f"<h2 id='{key}'>{_esc(heading)}</h2>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False,
                                  config={"displaylogo": False}))
