@@ -50,4 +50,11 @@ def test_quick_suite_runs_correctly(tmp_path):
         if m.ok:
             assert m.correct and m.gstencils > 0 and m.pred_gstencils > 0 and len(m.seconds_all) in (0, 5)
     write_results(res, tmp_path)
-    assert (tmp_path / "report.html").stat().st_size > 1_000_000
+    from tcadvisor.validate.report import plotly_available
+
+    page = (tmp_path / "report.html").read_text()
+    if plotly_available():
+        assert len(page) > 1_000_000  # plotly.js embedded with the figures
+    else:  # the GPU machine's Python may lack plotly: the tables, the files and the line saying why (2026-12-01)
+        assert "plotly is not installed here" in page and "Table 3" in page
+        assert (tmp_path / "results.json").stat().st_size > 0
