@@ -485,8 +485,8 @@ SHARED_BYTES_PER_CLOCK = sp.Integer(128)
 ISSUE_PER_CLOCK = sp.Integer(128)
 
 #: Names of the intermediate steps of the terms' chains.
-c_fma, c_sh, c_is, c_lat_cc, c_mma, c_op, c_lat_tc, B_eff = sp.symbols(
-    "c_fma c_sh c_is c_lat_cc c_mma c_op c_lat_tc B_eff", positive=True)
+c_fma, c_sh, c_is, c_lat_cc, c_mma, c_op, c_lat_tc, B_eff, t_it = sp.symbols(
+    "c_fma c_sh c_is c_lat_cc c_mma c_op c_lat_tc B_eff t_it", positive=True)
 
 TERM_SYMBOLS: dict[sp.Symbol, str] = {
     N_sm: "streaming multiprocessors (SMs) of the GPU",
@@ -526,6 +526,7 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     c_op: "cycles per MMA per SM moving its operands through L1/shared memory",
     c_lat_tc: "cycles per MMA per SM the resident warps do not hide",
     B_eff: "bandwidth the kernel's bytes in flight sustain [byte/s]",
+    t_it: "seconds a CUDA-core warp spends on its own work per iteration, its loads of the next not yet issued",
 }
 SYMBOLS.update(TERM_SYMBOLS)
 LATEX.update({"N_sm": r"N_{\mathrm{SM}}", "f_clk": r"f_{\mathrm{clk}}", "W": "W", "N_b": "N_b",
@@ -534,7 +535,7 @@ LATEX.update({"N_sm": r"N_{\mathrm{SM}}", "f_clk": r"f_{\mathrm{clk}}", "W": "W"
               "c_fma": r"c_{\mathrm{fma}}", "c_sh": r"c_{\mathrm{sh}}", "c_is": r"c_{\mathrm{is}}",
               "c_lat_cc": r"c^{\mathrm{lat}}_{\mathrm{cc}}", "c_mma": r"c_{\mathrm{mma}}", "c_op": r"c_{\mathrm{op}}",
               "n_ob": r"n_{\mathrm{ob}}",
-              "c_lat_tc": r"c^{\mathrm{lat}}_{\mathrm{tc}}", "B_eff": r"B_{\mathrm{eff}}"})
+              "c_lat_tc": r"c^{\mathrm{lat}}_{\mathrm{tc}}", "B_eff": r"B_{\mathrm{eff}}", "t_it": r"t_{\mathrm{it}}"})
 #: The fitted constants, in the order the fit and the YAML list them.
 FITTED = (lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem)
 
@@ -565,7 +566,14 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
          TERM_SYMBOLS[c_lat_cc], "cuda_core"),
         (eta_cc, c_fma / (sp.Max(c_fma, c_sh, c_is) + c_lat_cc), "",
          "the FMA pipe's share of the time per point update", "cuda_core"),
-        (B_eff, 1 / (1 / (eta_B0 * B) + L_mem / (N_b * q_b * N_sm)), "B/s", TERM_SYMBOLS[B_eff], "cuda_core"),
+        # A block's q_b bytes of an iteration are in flight for the memory latency, not while its warps then work
+        # through the iteration (n_it/threads point updates per thread, each waiting as in c_lat): the DRAM
+        # microbenchmark's bandwidth follows the bytes in flight alone (validation/results/h200-2026-12-01/
+        # dram-in-flight/), and the 2D kernel at t = 1 reached less than its counted bytes sustain there.
+        (t_it, lambda_c * n_w * (K + n_ld / n_vl + n_st + n_mv) * n_it * N_b / (32 * W_sm * f_clk), "s",
+         TERM_SYMBOLS[t_it], "cuda_core"),
+        (B_eff, 1 / (1 / (eta_B0 * B) + (L_mem + t_it) / (N_b * q_b * N_sm)), "B/s", TERM_SYMBOLS[B_eff],
+         "cuda_core"),
         (eta_B_cc, B_eff / B, "", "fraction of the bandwidth the bytes in flight sustain", "cuda_core"),
     ]),
     "tensor_core": _term_chain([

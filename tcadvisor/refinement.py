@@ -543,6 +543,11 @@ def bandwidth_fraction(ctx: Context) -> TermValue:
     name = "eta_B_cc" if ctx.unit == "cuda_core" else "eta_B_tc"
     i = d["inputs"]
     flight = i[model.q_b] * i[model.N_b] / 1024
+    if ctx.unit == "cuda_core":  # the bytes are in flight for the latency, not while a warp works (t_it)
+        return TermValue(d["steps"][name], f"1/(1/η^B_0 + (L_mem + t_it)·B/(N_b·q_b·N_sm)): {flight:.3g} KiB in "
+                                           f"flight per SM ({d['occ'].blocks} blocks x {i[model.q_b] / 1024:.3g} "
+                                           f"KiB) for the latency and not the {d['steps']['t_it'] * 1e9:.3g} ns "
+                                           "a warp then works per iteration")
     return TermValue(d["steps"][name], f"1/(1/η^B_0 + L_mem·B/(N_b·q_b·N_sm)): {flight:.3g} KiB in flight per SM "
                                        f"({d['occ'].blocks} blocks x {i[model.q_b] / 1024:.3g} KiB)")
 

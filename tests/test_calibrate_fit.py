@@ -83,15 +83,17 @@ def test_the_fit_recovers_the_constants_that_generated_the_runs(h100_spec):
     """Every constant comes back from runs of the whole design: exactly without noise, within 15 % with 3 %
     noise (the fit's soft-L1 loss on log ratios), and the bundled constants are not what it returns.  L_it, the
     wait of a CUDA-core block iteration, within 30 %: since 2026-11-26 a 1D block's iteration is a whole tile of
-    t steps (kernels/cuda_cores_1d.cu), so only the 2D and 3D runs weigh it (seeds 1, 2, 3, 7, 11 of this
-    design: 0.77-1.08 of the truth, the other constants 0.97-1.06)."""
+    t steps (kernels/cuda_cores_1d.cu), so only the 2D and 3D runs weigh it.  o_c, the issue slots beyond the
+    counted instructions, within 20 %: since the memory side counts a warp's own work per iteration (t_it, from the
+    same counts as c_lat, 2026-12-01) fewer runs are issue-bound enough to weigh it.  Seeds 1, 2, 3, 7, 11 of this
+    design: o_c 0.84-1.16 of the truth, L_it 0.89-1.12, the other constants 0.92-1.08."""
     configs = [c for c in corpus.design(h100_spec, 420) if h100_spec.has(c.unit, c.precision)]
     truth = known()
     assert_recovers(fitting.fit(fitting.runs_from_rows(synthetic_rows(configs, h100_spec, truth, 0.0),
                                                        h100_spec, "x")), truth, 0.01)
     noisy = fitting.fit(fitting.runs_from_rows(synthetic_rows(configs, h100_spec, truth, 0.03, seed=7),
                                                h100_spec, "x"))
-    assert_recovers(noisy, truth, 0.15, loose={"L_it": 0.30})
+    assert_recovers(noisy, truth, 0.15, loose={"L_it": 0.30, "o_c": 0.20})
     assert noisy[model.L_mem] != pytest.approx(refinement.constants()[model.L_mem], rel=0.2)
 
 
