@@ -290,34 +290,40 @@ def test_cli_map_measured_from_a_committed_run(run_cli, tmp_path):
 
 
 def test_cli_map_measured_from_a_committed_corpus_marks_mismatches(run_cli, tmp_path):
-    html, table = tmp_path / "map.html", tmp_path / "map.csv"
-    r = run_cli("map", "--gpu", "h200", "--dtype", "half", "--measured", str(CORPUS_H200), "-o", str(html),
-                "--csv", str(table))
-    assert r.returncode == 0, r.stderr
-    with CORPUS_H200.open(newline="") as f:
-        # every measured cell, on the default grid or only on another one (the corpus's "grid" stratum: the map
-        # compares the units of a cell on the grid most of them ran on, measured/plots.py)
-        rows = [row for row in csv.DictReader(f) if row["dtype"] == "half" and row["stencil"].startswith("Box-2D")
-                and row["status"] == "ok"]
-    measured_cells = {(int(row["stencil"][6:-1]), int(row["fuse"])) for row in rows}
-    data = list(csv.DictReader(table.open(newline="")))
-    marked = {(int(d["radius"]), int(d["fuse"])) for d in data if d["measured_winner"]}
-    assert marked == measured_cells
-    fig = figure_json(html)
-    rings = {(round(y) + 1, round(x) + 1) for t in fig["data"] if t.get("name") == "measured ≠ predicted"
-             for x, y in zip(t["x"], t["y"])}
-    for d in data:  # every cell ringed is one where the measured winner was beaten by more than 10 %
-        key = (int(d["radius"]), int(d["fuse"]))
-        if d["unit"] != "cuda_core" or not d["measured_winner"]:
-            continue
-        cellrows = {x["unit"]: x for x in data if (int(x["radius"]), int(x["fuse"])) == key}
-        pred = next(u for u, x in cellrows.items() if x["winner"] == "True")
-        best = max((u for u in cellrows if cellrows[u]["measured_gstencils"]),
-                   key=lambda u: float(cellrows[u]["measured_gstencils"]))
-        beyond = (pred in cellrows and cellrows[pred]["measured_gstencils"] and
-                  float(cellrows[best]["measured_gstencils"]) > 1.1 * float(cellrows[pred]["measured_gstencils"]))
-        assert (key in rings) == bool(beyond), key
-    assert rings  # this corpus has such cells (the sparse kernel ahead of the dense one in half)
+    """In FP16 and FP32: every measured cell is marked, and a cell is ringed exactly where the measured winner beat
+    the predicted one by more than 10 %.  Some cell must be ringed in one of them, so that the rings are exercised
+    (in FP32 there are; FP16 has none since the CUDA-core bandwidth counts a warp's own work, 2026-12-01)."""
+    ringed = {}
+    for dtype in ("half", "float"):
+        html, table = tmp_path / f"map-{dtype}.html", tmp_path / f"map-{dtype}.csv"
+        r = run_cli("map", "--gpu", "h200", "--dtype", dtype, "--measured", str(CORPUS_H200), "-o", str(html),
+                    "--csv", str(table))
+        assert r.returncode == 0, r.stderr
+        with CORPUS_H200.open(newline="") as f:
+            # every measured cell, on the default grid or only on another one (the corpus's "grid" stratum: the map
+            # compares the units of a cell on the grid most of them ran on, measured/plots.py)
+            rows = [row for row in csv.DictReader(f) if row["dtype"] == dtype and row["stencil"].startswith("Box-2D")
+                    and row["status"] == "ok"]
+        measured_cells = {(int(row["stencil"][6:-1]), int(row["fuse"])) for row in rows}
+        data = list(csv.DictReader(table.open(newline="")))
+        marked = {(int(d["radius"]), int(d["fuse"])) for d in data if d["measured_winner"]}
+        assert marked == measured_cells
+        fig = figure_json(html)
+        rings = {(round(y) + 1, round(x) + 1) for t in fig["data"] if t.get("name") == "measured ≠ predicted"
+                 for x, y in zip(t["x"], t["y"])}
+        for d in data:  # every cell ringed is one where the measured winner was beaten by more than 10 %
+            key = (int(d["radius"]), int(d["fuse"]))
+            if d["unit"] != "cuda_core" or not d["measured_winner"]:
+                continue
+            cellrows = {x["unit"]: x for x in data if (int(x["radius"]), int(x["fuse"])) == key}
+            pred = next(u for u, x in cellrows.items() if x["winner"] == "True")
+            best = max((u for u in cellrows if cellrows[u]["measured_gstencils"]),
+                       key=lambda u: float(cellrows[u]["measured_gstencils"]))
+            beyond = (pred in cellrows and cellrows[pred]["measured_gstencils"] and
+                      float(cellrows[best]["measured_gstencils"]) > 1.1 * float(cellrows[pred]["measured_gstencils"]))
+            assert (key in rings) == bool(beyond), (dtype, key)
+        ringed[dtype] = rings
+    assert any(ringed.values()), ringed  # the rings are drawn somewhere
 
 
 def test_cli_roofline_measured_points(run_cli, tmp_path):
