@@ -421,9 +421,10 @@ def html_report(results: Results) -> str:
              "<p class='note'>Measured bottleneck: the roof the run came closer to (fraction of bandwidth moved "
              "against fraction of the unit's peak executed).</p>", table3(results)]
     first = True
-    if not plotly_available():
+    drawable = plotly_available()
+    if not drawable:
         parts.append(f"<p class='bad'>{_esc(NO_PLOTLY)}</p>")
-    for key, heading, fig in (_figures(results) if plotly_available() else ()):
+    for key, heading, fig in (_figures(results) if drawable else ()):
         parts.append(f"<h2 id='{key}'>{_esc(heading)}</h2>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False,
                                  config={"displaylogo": False}))
