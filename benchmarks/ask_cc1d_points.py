@@ -9,14 +9,13 @@ FP32 and FP16): does the model see what more points per thread do to a tile's in
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ask_sptc_r8 import measured_runs, predict_variants, write_rows  # noqa: E402
+from benchmarks.ask_sptc_r8 import predict_variants, scan_arguments, write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import variants_cc1d_points_again  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 
@@ -33,12 +32,7 @@ def description(plan) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="h200-calibrated")
-    ap.add_argument("--measured", help="the scan's tuning.csv")
-    ap.add_argument("--out")
-    args = ap.parse_args(argv)
-    measured = measured_runs(args.measured) if args.measured else {}
+    args, measured = scan_arguments(__doc__, argv, "h200-calibrated")
     fits = [c for c in variants_cc1d_points_again() if _plans(c)]  # the tiles the planner refuses the scan skipped
     rows = predict_variants(fits, lambda st, t, p, kn: plans.plan_cc_tile1d(st, t, p, **kn), description, PRECISION,
                             args.gpu, measured)

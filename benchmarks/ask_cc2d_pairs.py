@@ -8,14 +8,13 @@ that plan would be (the plan read back from the kernel's description, the shippe
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ask_sptc_r8 import measured_runs, predict_variants, write_rows  # noqa: E402
+from benchmarks.ask_sptc_r8 import predict_variants, scan_arguments, write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import variants_cc_pairs_async  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 
@@ -35,12 +34,7 @@ def description(plan) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="h200-calibrated")
-    ap.add_argument("--measured", help="the scan's tuning.csv")
-    ap.add_argument("--out")
-    args = ap.parse_args(argv)
-    measured = measured_runs(args.measured) if args.measured else {}
+    args, measured = scan_arguments(__doc__, argv, "h200-calibrated")
     rows = predict_variants(variants_cc_pairs_async(), lambda st, t, p, kn: plans.plan_cuda_cores(st, t, p, **kn),
                             description, PRECISION, args.gpu, measured)
     write_rows(rows, args.out)

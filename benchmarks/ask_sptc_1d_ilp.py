@@ -10,14 +10,13 @@ variants apart by their registers (two chains: 4 more per thread); the scan asks
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ask_sptc_r8 import measured_runs, predict_variants, write_rows  # noqa: E402
+from benchmarks.ask_sptc_r8 import predict_variants, scan_arguments, write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import variants_sptc_1d_ilp  # noqa: E402
 from tcadvisor.gpu import plans  # noqa: E402
 
@@ -30,12 +29,7 @@ def description(plan) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="h100-calibrated")
-    ap.add_argument("--measured", help="the scan's tuning.csv")
-    ap.add_argument("--out")
-    args = ap.parse_args(argv)
-    measured = measured_runs(args.measured) if args.measured else {}
+    args, measured = scan_arguments(__doc__, argv, "h100-calibrated")
     rows = predict_variants(variants_sptc_1d_ilp(), lambda st, t, p, kn: plans.plan_sparse_tensor_cores(st, t, p, **kn),
                             description, PRECISION, args.gpu, measured, base="rule")
     write_rows(rows, args.out)

@@ -44,6 +44,17 @@ def measured_runs(path: str) -> dict:
                 for r in csv.DictReader(f)}
 
 
+def scan_arguments(doc: str, argv, gpu: str):
+    """The options every ask_* script over one scan takes (``--gpu``, default ``gpu``; ``--measured``, the scan's
+    tuning.csv; ``--out``) and the measured runs they name: (args, :func:`measured_runs` or {})."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--gpu", default=gpu)
+    ap.add_argument("--measured", help="the scan's tuning.csv")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    return args, measured_runs(args.measured) if args.measured else {}
+
+
 def write_rows(rows: list[dict], path: str | None) -> None:
     """The answer as CSV, into ``path`` or onto standard output."""
     out = open(path, "w", newline="") if path else sys.stdout
