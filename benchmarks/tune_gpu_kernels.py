@@ -1172,6 +1172,8 @@ def _tc_default_knobs(name, dtype, t):
         knobs["shared_words"] = o["shared_words"]
     if o["ir"] > 1:
         knobs["inner_rows" if st.dims == 3 else "x_tiles"] = o["ir"]
+    if o["stages"]:
+        knobs["stages"] = o["stages"]
     again = plans.plan_tensor_cores(st, t, prec, shape, **knobs)
     assert again.defines == plan.defines, (name, dtype, t, knobs)
     return knobs
@@ -1398,6 +1400,27 @@ def variants_cc1d_points():
     return out
 
 
+#: The 1D dense configurations the ``tc-1d-stages`` scan times: (stencil, depths), fused radii 2 to 48.
+TC_1D_STAGES_CONFIGS = (("Box-1D1R", (4, 16)), ("Box-1D2R", (2, 8, 16)), ("Box-1D3R", (4, 8, 16)))
+TC_1D_STAGES = (2, 3, 4)
+
+
+def variants_tc_1d_stages():
+    """The dense kernel's strips of a 1D line staged in shared memory by cp.async (``stages``, K_STAGES) against
+    its default, same run: where the bytes a warp keeps in flight are the slices loaded ahead into registers, a
+    staged strip holds its bytes once and costs no register (kernels/tensor_cores.cu, "Why K_STAGES").  Each
+    configuration's default knobs (``_tc_default_knobs``) with 2, 3 or 4 stages and nothing ahead in registers;
+    FP64, TF32 and FP16 on 2^27 points, BF16 at the deepest depth of each stencil."""
+    out = []
+    for name, depths in TC_1D_STAGES_CONFIGS:
+        for dtype in ("double", "float", "half", "bfloat16"):
+            for t in depths if dtype != "bfloat16" else depths[-1:]:
+                base = _tc_default_knobs(name, dtype, t)
+                for kn in [{}] + [dict(base, prefetch=0, stages=s) for s in TC_1D_STAGES]:
+                    out.append((name, dtype, "134217728", "tensor_core", t, None, kn))
+    return out
+
+
 def variants_cc1d_codegen():
     """The 1D CUDA-core tile kernel as compiled today beside the kernel file of commit 12c6720 (``source``:
     build/kernels-at/12c6720/cuda_cores_1d.cu, copied there from git before the run), the same launch plans,
@@ -1498,6 +1521,7 @@ SCANS = {
     "cc-prefetch2": lambda args: variants_cc_prefetch2(), "cc-prefetch3": lambda args: variants_cc_prefetch3(), "cc-prefetch2-reversed": lambda args: variants_cc_prefetch2(True),
     "cc-pairs-async": lambda args: variants_cc_pairs_async(), "cc-ahead-radii": lambda args: variants_cc_ahead_radii(),
     "cc-ahead-deep": lambda args: variants_cc_ahead_deep(),
+    "tc-1d-stages": lambda args: variants_tc_1d_stages(),
 }
 
 

@@ -460,30 +460,7 @@ __device__ __forceinline__ void to_frag(unsigned (&f)[4], uint4 w, int t4) {
 #if BSTAGES
 // A stage holds one slice's window vectors of a warp: [NROWS_IN][KC][32 lanes] x 16 bytes.
 #define STAGE_VECS (NROWS_IN * KC * 32)
-__device__ __forceinline__ void copy16_async(uint4* dst, const void* src) {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::cp_async(dst, src, 16, 16);
-#else
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-#endif
-}
-__device__ __forceinline__ void commit_copies() {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::cp_async_commit();
-#else
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-// Waits until at most N committed groups (the N latest slices) are still in flight.
-template <int N>
-__device__ __forceinline__ void wait_copies() {
-#if defined(TCADVISOR_HOST_EMU)
-    emu::cp_async_wait_group(N);
-#else
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
-}
+#include "cp_async.cuh"
 // One slice into a stage: lanes that take their window's upper half from the neighbour (aligned fields) copy
 // nothing; an unaligned field is loaded element by element and stored (a plain store: visible after __syncwarp).
 __device__ __forceinline__ void stage_b(uint4* stage, const real* row, long long pitch_i, int t4, int g, int lane,

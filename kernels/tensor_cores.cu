@@ -29,7 +29,16 @@
 // the kernel argument ``align`` decides at run time), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
 // tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1), K_IR (optional; 3D: adjacent inner
-// output rows one warp computes, 1, 2 or 4; default 1).
+// output rows one warp computes, 1, 2 or 4; default 1), K_STAGES (optional, 1D only, 2-8; 0 or absent: none, and
+// with it K_PF must be 0): each slice's input strip copied into one of K_STAGES stages of the warp's own in shared
+// memory by cp.async, K_STAGES - 1 slices in flight while one is multiplied, its A fragments then read from there.
+//
+// Why K_STAGES: in 1D at deep fusion a slice's A fragments are the strip read KCH * MMA_K / 8 times over (the band's
+// Toeplitz copies), so a slice loaded ahead into registers costs about as many registers as the whole strip's
+// bytes times that factor, and the planner loads none ahead beyond A_PREFETCH_LIMIT: Box-1D3R FP16 x16 keeps one
+// slice of 464 bytes per warp in flight, 12.7 KiB per SM, and reads DRAM at 42 % of its bandwidth (the refined
+// model's eta_B 0.49; validation/results/h200-2026-11-27/own-roofline).  A stage holds the strip once, in shared
+// memory, and costs no register while in flight.
 //
 // Why K_XT (2 or 4): at deep fusion the weight fragments read from shared memory before each MMA bind the
 // kernel (Nsight Compute, Box-2D1R FP16 t = 7: L1 87 %, shared-memory wavefronts 77 %, tensor pipe 43 %;
@@ -105,6 +114,16 @@
 #endif
 #if IR > 1 && NI == 1
 #error "K_IR: inner rows per warp in 3D only"
+#endif
+#ifndef K_STAGES
+#define K_STAGES 0
+#endif
+#define STAGES K_STAGES
+#if STAGES != 0 && (STAGES < 2 || STAGES > 8)
+#error "K_STAGES: 2 to 8 stages of input strips in shared memory"
+#endif
+#if STAGES && (K_PF != 0 || K_NS != 1 || K_NI != 1)
+#error "K_STAGES stages the strips of a 1D line in shared memory; K_PF must be 0 and K_NS, K_NI 1"
 #endif
 #define NROWS_IN (NI + IR - 1)  // input rows per slice a warp loads (3D)
 #define NLINES (XT * IR)        // output lines per warp: x tiles (1D/2D) or inner rows (3D)
@@ -182,6 +201,32 @@ typedef real wtype;
 
 #if L2PF > 0
 #include "l2_prefetch.cuh"
+#endif
+
+#if STAGES
+#include "cp_async.cuh"
+// Columns a slice's fragments read from the strip origin (the warp's XT tiles side by side), their bytes, and the
+// bytes of a stage: the strip is copied in 16-byte chunks from the 16-byte boundary at or below its origin.
+#define STRIP_X (XT * TILE_X - 8 + KCH * MMA_K)
+#define STRIP_BYTES (STRIP_X * (int)sizeof(real))
+#define STAGE_BYTES ((STRIP_BYTES + 30) / 16 * 16)
+// One slice's strip of origin p into a stage (every lane of the warp calls it): the chunks from p's 16-byte boundary
+// to the one holding its last byte, at most 15 bytes past the strip (within the row's padding: the pitch leaves
+// Gx + 16 columns past the last strip, tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).
+__device__ __forceinline__ void stage_strip(unsigned char* stage, const real* p, int lane) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    const unsigned char* from = reinterpret_cast<const unsigned char*>(a & ~15ULL);
+    const int chunks = (int)(((a & 15ULL) + STRIP_BYTES + 15) >> 4);
+    for (int c = lane; c < chunks; c += 32) copy16_async(reinterpret_cast<uint4*>(stage + 16 * c), from + 16 * c);
+}
+// The strip of origin p in its stage: as far past the stage's start as p is past its 16-byte boundary, so that the
+// fragment loads are aligned in shared memory exactly where they are in the field.
+__device__ __forceinline__ const real* staged_strip(const unsigned char* stage, const real* p) {
+    return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));
+}
+// A plain load, for the fragment loads' loader argument (LOAD_A1_AT) where the strip is in shared memory.
+template <typename T>
+__device__ __forceinline__ T lds_plain(const T* p) { return *p; }
 #endif
 
 #if B_SHARED == 2
@@ -370,6 +415,9 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     for (int i = threadIdx.x; i < NROWS * KCH * 32 * NB; i += blockDim.x) wsh[i] = wfrag[i];
     __syncthreads();
 #endif
+#if STAGES && !B_SHARED
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+#endif
     if (I >= ni || X0 >= nx || S0 >= ns) return;  // no block-level barriers below
 
 #if B_IN_REGS
@@ -422,37 +470,37 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     // 16-bit: the lane's k = 2t, 2t+1, 2t+8, 2t+9 of group row h are strip columns
     // 4t ... 4t+3 (tcadvisor.gpu.layouts.dense16_strip): one 8-byte load gives the
     // registers h (k = 2t, 2t+1) and h + 2 (k = 2t+8, 2t+9).
-#define LOAD_A1(j_, dst_, xoff_)                                                               \
+#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
+        const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < 2; ++h_) {                                     \
             const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4;      \
             if (vec_loads) {                                                                   \
-                const uint2 w_ = __ldg(reinterpret_cast<const uint2*>(p_));                    \
+                const uint2 w_ = LD_(reinterpret_cast<const uint2*>(p_));                      \
                 dst_[a_][c_][h_] = w_.x;                                                       \
                 dst_[a_][c_][h_ + 2] = w_.y;                                                   \
             } else {                                                                           \
-                dst_[a_][c_][h_] = (unsigned)__ldg(p_) | ((unsigned)__ldg(p_ + 1) << 16);      \
-                dst_[a_][c_][h_ + 2] = (unsigned)__ldg(p_ + 2) | ((unsigned)__ldg(p_ + 3) << 16); \
+                dst_[a_][c_][h_] = (unsigned)LD_(p_) | ((unsigned)LD_(p_ + 1) << 16);          \
+                dst_[a_][c_][h_ + 2] = (unsigned)LD_(p_ + 2) | ((unsigned)LD_(p_ + 3) << 16);  \
             }                                                                                  \
         }                                                                                      \
     }
 #elif PERM
-#define LOAD_A1(j_, dst_, xoff_)                                                               \
+#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
+        const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < (MMA_M == 16 ? 2 : 1); ++h_) {                 \
             const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4;     \
             if (KQ == 1 || !vec_loads) {                                                       \
                 _Pragma("unroll") for (int v_ = 0; v_ < KQ; ++v_)                              \
-                    dst_[a_][c_][h_ + 2 * v_] = to_a(__ldg(p_ + v_));                          \
+                    dst_[a_][c_][h_ + 2 * v_] = to_a(LD_(p_ + v_));                            \
             } else {                                                                           \
                 _Pragma("unroll") for (int v_ = 0; v_ < KQ; v_ += 2) {                         \
-                    const vec2 w_ = __ldg(reinterpret_cast<const vec2*>(p_ + v_));             \
+                    const vec2 w_ = LD_(reinterpret_cast<const vec2*>(p_ + v_));               \
                     dst_[a_][c_][h_ + 2 * v_] = to_a(w_.x);                                    \
                     dst_[a_][c_][h_ + 2 * (v_ + 1)] = to_a(w_.y);                              \
                 }                                                                              \
@@ -462,16 +510,18 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #else
     // Natural order: element e of the lane is strip column 8*A_ROW + A_COL; for 4-byte
     // data the 4 lanes of a group read 16 contiguous bytes per instruction.
-#define LOAD_A1(j_, dst_, xoff_)                                                               \
+#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
     {                                                                                          \
-        const real* row_ = base + (long long)(Gs + (j_)) * pitch_s + (xoff_);                  \
+        const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int e_ = 0; e_ < NA; ++e_)                                      \
-            dst_[a_][c_][e_] = to_a(__ldg(row_ + ROW_OFF(a_) + c_ * MMA_K                      \
+            dst_[a_][c_][e_] = to_a(LD_(row_ + ROW_OFF(a_) + c_ * MMA_K                        \
                                           + 8 * A_ROW(g, e_) + A_COL(t4, e_)));                \
     }
 #endif
+    // From the field (read-only, through L1) or, with K_STAGES, from the slice's stage in shared memory.
+#define LOAD_A1(j_, dst_, xoff_) LOAD_A1_AT(base + (long long)(Gs + (j_)) * pitch_s + (xoff_), dst_, __ldg)
 
     // The A fragments of one input slice for each of the warp's XT tiles, TILE_X columns apart.
 #define LOAD_A(j_, dst_)                                                                       \
@@ -515,6 +565,18 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     for (int p = 0; p < L2PF; ++p)
         if (S0 - RS + p < S1 + RS) L2_ROWS(S0 - RS + p);
 #endif
+#if STAGES
+    // This warp's stages follow the weight fragments (a block's copy of them, a multiple of 16 bytes, where they are
+    // in shared memory): one commit group per slice, empty past the end, so that the count in flight holds.
+    unsigned char* stages = smem_raw + (B_SHARED ? NROWS * KCH * 32 * NB * (int)sizeof(wtype) : 0)
+                            + warp * (STAGES * STAGE_BYTES);
+#pragma unroll
+    for (int p = 0; p < STAGES - 1; ++p) {
+        if (S0 + p < S1) stage_strip(stages + p * STAGE_BYTES, base + (long long)(Gs + S0 + p) * pitch_s, lane);
+        commit_copies();
+    }
+    int now = 0, fill = STAGES - 1;  // the stage of this slice, and the one slice j + STAGES - 1 goes into
+#endif
 #if PF > 0
     areg an[PF][XT][NROWS_IN][KCH][NA];  // the next PF slices, in flight while this one is multiplied
 #pragma unroll
@@ -539,6 +601,20 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
                         for (int p = 0; p + 1 < PF; ++p) an[p][h][a][c][e] = an[p + 1][h][a][c][e];
                     }
         if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
+#elif STAGES
+        __syncwarp();  // every lane has read the stage refilled now (it held slice j - 1)
+        if (j + STAGES - 1 < S1) stage_strip(stages + fill * STAGE_BYTES, base + (long long)(Gs + j + STAGES - 1) * pitch_s,
+                                             lane);
+        commit_copies();
+        wait_copies<STAGES - 1>();  // slice j's group has landed; the later ones may still be in flight
+        __syncwarp();               // and so have the other lanes' copies of it
+        {
+            const real* strip = staged_strip(stages + now * STAGE_BYTES, base + (long long)(Gs + j) * pitch_s);
+#pragma unroll
+            for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain);
+        }
+        now = now + 1 == STAGES ? 0 : now + 1;
+        fill = fill + 1 == STAGES ? 0 : fill + 1;
 #else
         LOAD_A(j, af);
 #endif

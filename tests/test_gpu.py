@@ -558,3 +558,21 @@ def test_a_1d_line_as_rows_matches_the_line_as_one_row(unit, stencil, t, dtype):
         assert res.passed and res.unwritten == 0 and res.check.sweep.violations == 0
         assert ("the line as rows" in res.kernel) == rows
     assert results[0].max_rel_error == results[1].max_rel_error
+
+
+@pytest.mark.parametrize("stencil, t, dtype, stages", [
+    (Stencil.box(1, 3), 16, "half", 2), (Stencil.box(1, 3), 16, "double", 3), (Stencil.box(1, 2), 8, "float", 4),
+    (Stencil.box(1, 1), 12, "bfloat16", 8), (Stencil.from_offsets([(-3,), (0,), (2,)]), 5, "double", 2)],
+    ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+def test_dense_1d_stages_match_the_strips_read_from_the_field(stencil, t, dtype, stages):
+    """The dense kernel's 1D strips staged in shared memory by cp.async (``stages``) pass every sweep's check on 3
+    million points (the line as rows: many strips per warp through its stages, and a tail launch), and with the
+    same weights and input their errors are exactly those of the same plan reading its strips from the field."""
+    from tcadvisor.gpu.runner import run
+
+    results = [run(stencil, dtype, "tensor_core", fuse=t, grid="3000011", steps=2 * t + 1, seed=11, gpu="h100",
+                   repeats=1, warmup=0, kernel_options=knobs) for knobs in ({"stages": stages}, {"prefetch": 0})]
+    for res in results:
+        assert res.passed and res.unwritten == 0 and res.check.sweep.violations == 0
+    assert f"{stages} stages in shared memory" in results[0].kernel and "stages" not in results[1].kernel
+    assert results[0].max_rel_error == results[1].max_rel_error

@@ -223,6 +223,40 @@ def test_tensor_core_memory_knobs():
         plans.plan_tensor_cores(st, 1, "fp64", shape, l2_prefetch=40)
 
 
+def test_tensor_core_stages_are_1d_strips_in_shared_memory():
+    """``stages``: the 1D strips staged by cp.async, 2-8 of them per warp after the weights in the block's shared
+    memory, nothing loaded ahead into registers; the kernel's description gives the plan back.  Refused in one line in
+    2D, beside slices ahead and out of range."""
+    from tcadvisor.gpu.plans import recorded_tensor_core_plan
+
+    st, shape = Stencil.box(1, 3), MmaShape(16, 8, 16)
+    plain = plans.plan_tensor_cores(st, 16, "fp16", shape, prefetch=0)
+    staged = plans.plan_tensor_cores(st, 16, "fp16", shape, stages=3)
+    d = dict(staged.defines)
+    assert d["K_STAGES"] == 3 and d["K_PF"] == 0 and "K_STAGES" not in dict(plain.defines)
+    # a strip of 128 - 8 + 112 halves: 464 bytes, copied in 16-byte chunks from the boundary below its origin
+    assert plans.tc_stage_bytes(128 - 8 + 112, 2) == 480 and staged.smem == plain.smem + 4 * 3 * 480
+    assert staged.options["stages"] == 3 and plain.options["stages"] == 0
+    text = (f"{shape} FP16, α = 97/112 (0.866), 7 K-chunk(s) x 1 kernel rows, 4 warps/block, weights in registers, "
+            "prefetch 0, the line as rows, 512 points per block, compiled for its fields' alignment, 3 stages in "
+            "shared memory, min 1 blocks/SM, 56 registers")
+    assert recorded_tensor_core_plan(st, 16, "fp16", text).defines == staged.defines
+    assert recorded_tensor_core_plan(st, 16, "fp16", text.replace("3 stages in shared memory, ", "")).defines \
+        == plain.defines
+    for kwargs, message in (
+            ({"stages": 9}, r"^stages 9: the Tensor Core kernel stages 2 to 8 strips in shared memory \(0 or none: "
+                            r"no stages\)$"),
+            ({"stages": 1}, r"^stages 1: the Tensor Core kernel stages 2 to 8"),
+            ({"stages": True}, r"^stages True: the Tensor Core kernel stages 2 to 8"),
+            ({"stages": 2, "prefetch": 1}, r"^stages 2 with prefetch 1: staged strips are the slices in flight, so "
+                                           r"the Tensor Core kernel loads none ahead into registers \(prefetch 0\)$")):
+        with pytest.raises(TcAdvisorError, match=message):
+            plans.plan_tensor_cores(st, 16, "fp16", shape, **kwargs)
+    with pytest.raises(TcAdvisorError, match=r"^stages: the Tensor Core kernel stages the strips of a 1D line; this "
+                                             r"stencil is 2D$"):
+        plans.plan_tensor_cores(Stencil.box(2, 1), 2, "fp16", shape, stages=2)
+
+
 def test_calibrated_specs_carry_the_multiprocessors():
     for name in ("h100-sxm-2026-11-23", "h200-2026-11-23"):
         spec = load_spec_file(os.path.join(ROOT, "validation", "results", name, "calibrated.yaml"))

@@ -438,6 +438,29 @@ def test_knobs_of_the_3d_kernel_reach_the_terms():
     assert few.blocks > many.blocks
 
 
+def test_dense_1d_stages_reach_the_bytes_in_flight_and_the_occupancy():
+    """The dense kernel's staged 1D strips: q_b counts them as a prefetch of stages - 1 (3 stages: the strips of two
+    slices ahead, as two slices ahead in registers would), and their shared memory enters the occupancy (8 stages of
+    4 x tiles in FP64: 134.5 KiB a block, one resident block where the registers alone allow more)."""
+    from tcadvisor import model
+
+    prof = find_impl("tcadvisor-tc")
+    st, shape = Stencil.box(1, 3), plans.MmaShape(16, 8, 16)
+    ctx = refinement.Context(prof, prof.tiling, "tensor_core", st, 16, "half", "fp16", shape, H100C)
+    none, *_ = refinement.plan_inputs(ctx, plan=plans.plan_tensor_cores(st, 16, "fp16", shape, prefetch=0))
+    ahead2, *_ = refinement.plan_inputs(ctx, plan=plans.plan_tensor_cores(st, 16, "fp16", shape, prefetch=2))
+    staged3, *_ = refinement.plan_inputs(ctx, plan=plans.plan_tensor_cores(st, 16, "fp16", shape, stages=3))
+    assert staged3[model.q_b] == ahead2[model.q_b] == 3 * none[model.q_b]
+    deep_shape = plans.MmaShape(16, 8, 8)
+    ctx64 = refinement.Context(prof, prof.tiling, "tensor_core", st, 4, "double", "fp64", deep_shape, H100C)
+    _, _, plain, _ = refinement.plan_inputs(ctx64, plan=plans.plan_tensor_cores(st, 4, "fp64", deep_shape, x_tiles=4,
+                                                                                prefetch=0), registers=120)
+    staged = plans.plan_tensor_cores(st, 4, "fp64", deep_shape, x_tiles=4, stages=8)
+    _, _, deep, _ = refinement.plan_inputs(ctx64, plan=staged, registers=120)
+    # 4 warps x 8 stages of a strip of 4 x 128 - 8 + 32 doubles (4288 bytes, 4304 as 16-byte chunks)
+    assert staged.smem == 4 * 8 * 4304 and deep.blocks == 1 < plain.blocks
+
+
 def test_sparse_stages_reach_the_bytes_in_flight_and_the_occupancy():
     """The sparse kernel's stages: q_b counts the staged slices as a prefetch of stages - 1 (3 stages: the bytes of
     two slices ahead), and their shared memory enters the occupancy (4 x tiles, 8 stages: 64 KiB a block, fewer

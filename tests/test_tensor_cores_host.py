@@ -706,3 +706,100 @@ def test_half_accumulators_alone_take_their_measured_configuration():
     assert half_5 == {**fp32_5, "K_ACC16": 1}
     given = dict(plans.plan_sparse_tensor_cores(st, 7, "fp16", half_accumulators=True, prefetch=1).defines)
     assert "K_IR" not in given and given["K_MINB"] == 1 and "K_BSTAGES" not in given
+
+
+#: The dense kernel's 1D strips staged in shared memory (``stages``): every precision, one tile or x tiles per warp,
+#: the line as one row or as rows (three rows and a tail: each warp streams several strips through its stages),
+#: weights in registers or in shared memory (the stages after them), an odd fused radius and a custom stencil.
+STAGED_1D = [
+    (Stencil.box(1, 3), 16, "half", 3, {}, 900),
+    (Stencil.box(1, 1), 3, "bfloat16", 2, {"line_rows": True}, 24876),
+    (Stencil.box(1, 2), 5, "float", 4, {"line_rows": True, "x_tiles": 4}, 3 * 32768 + 77),
+    (Stencil.box(1, 1), 2, "double", 8, {"line_rows": True, "x_tiles": 2}, 3 * 16384 + 5),
+    (Stencil.box(1, 3), 3, "double", 3, {"weights_shared": True}, 700),
+    (Stencil.from_offsets([(-3,), (0,), (2,)]), 7, "half", 2, {"line_rows": True}, 9000),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, stages, knobs, n", STAGED_1D, ids=_ids)
+def test_staged_1d_strips_give_the_bits_of_the_strips_read_from_the_field(host_tc, stencil, fuse, dtype, stages,
+                                                                          knobs, n):
+    """Strips copied by cp.async into a warp's stages and read from there: every output in its rounding interval,
+    bit for bit what the same plan reading its strips from the field gives (and in the reversed thread order),
+    every MMA counted, the stages' bytes in the block's shared memory and named in the kernel's description; a
+    perturbed weight fails the same check."""
+    w = random_weights(stencil.mask(), np.random.default_rng(13))
+    staged = host_tc("tensor_core", stencil, fuse, dtype, w, stages=stages, **knobs)
+    field = host_tc("tensor_core", stencil, fuse, dtype, w, prefetch=0, **knobs)
+    assert dict(staged.plan.defines)["K_STAGES"] == stages and "K_STAGES" not in dict(field.plan.defines)
+    assert staged.prefetch == 0 and f"{stages} stages in shared memory" in staged.describe()
+    strip = staged.tile_x - 8 + staged.construction.details["K_pad"]
+    assert staged.smem - field.smem == 4 * stages * ((strip * x_bytes(dtype) + 30) // 16 * 16)
+    x, out = checked_sweep(staged, (1, 1, n), dtype)
+    assert np.array_equal(out.view(np.uint8), run_sweep(field, x).view(np.uint8))
+    assert np.array_equal(out.view(np.uint8), run_sweep(staged, x, reverse=True).view(np.uint8))
+    bad = host_tc("tensor_core", stencil, fuse, dtype, perturb_largest_weight(w, staged.precision), stages=stages,
+                  **knobs)
+    assert not check(staged, x, run_sweep(bad, x)).passed
+
+
+def x_bytes(dtype: str) -> int:
+    return {"double": 8, "float": 4, "half": 2, "bfloat16": 2}[dtype]
+
+
+def _wider_ghosts(kernel, extra: int):
+    """``kernel`` run on fields of ``extra`` more ghost columns than its own (as when it shares fields with a kernel
+    of a wider halo): its strips then start ``extra`` elements past their 16-byte boundaries."""
+    import dataclasses
+
+    own = kernel.geometry
+    kernel.geometry = lambda shape3: dataclasses.replace(own(shape3), gx=own(shape3).gx + extra,
+                                                         pitch=own(shape3).pitch + 32)
+    return kernel
+
+
+@pytest.mark.parametrize("dtype, extra", [("half", 1), ("half", 4), ("float", 1), ("double", 1)], ids=_ids)
+def test_staged_strips_off_their_16_byte_boundary(host_tc, dtype, extra):
+    """A field whose strips start off their 16-byte boundaries (a wider ghost layer): the stage holds the strip as far
+    past its start as the field has it past the boundary, so the fragments read the same values (vector loads where
+    the field's alignment allows them, the variant compiled for it otherwise); bits as read from the field."""
+    st = Stencil.box(1, 2)
+    w = random_weights(st.mask(), np.random.default_rng(17))
+    staged = _wider_ghosts(host_tc("tensor_core", st, 3, dtype, w, stages=3, line_rows=True), extra)
+    field = _wider_ghosts(host_tc("tensor_core", st, 3, dtype, w, prefetch=0, line_rows=True), extra)
+    x, out = checked_sweep(staged, (1, 1, 20000), dtype)
+    assert np.array_equal(out.view(np.uint8), run_sweep(field, x).view(np.uint8))
+
+
+@pytest.mark.parametrize("right, wrong, extra", [
+    # one group too many left in flight: the strip is read before its copies landed
+    ("wait_copies<STAGES - 1>();", "wait_copies<STAGES>();", 0),
+    # no barrier after the wait: a lane reads the chunks its neighbours copied before they landed
+    ("        __syncwarp();               // and so have the other lanes' copies of it\n", "", 0),
+    # the next strip copied into the stage being read
+    ("stage_strip(stages + fill * STAGE_BYTES,", "stage_strip(stages + now * STAGE_BYTES,", 0),
+    # the strip taken from the stage's start, where the field has it past a 16-byte boundary
+    ("return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));",
+     "return reinterpret_cast<const real*>(stage);", 1),
+], ids=["wait one group short", "no warp barrier", "refill the stage in use", "strip offset ignored"])
+def test_a_broken_strip_stage_is_caught(host_tc, right, wrong, extra):
+    """The dense kernel's stages compiled with their synchronisation or their offset broken: the check fails in at
+    least one of the two thread orders (the emulation lands a copy only at its thread's wait, and a stage nobody
+    copied into holds NaN), or the emulation refuses a thread that ends with copies it never waited for."""
+    st = Stencil.box(1, 1)
+    kernel = _wider_ghosts(host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(3)),
+                                   stages=2, line_rows=True), extra)
+    x = data((1, 1, 24876), "half")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    _compile_broken(kernel, "tensor_cores.cu", "tc_stream", right, wrong)
+    kernel.compiled_for = lambda align: kernel.kernel
+    caught = []
+    for reverse in (False, True):
+        try:
+            out = run_sweep(kernel, x, reverse=reverse)
+        except RuntimeError as exc:  # the emulation's own catch: a thread left copies it never waited for
+            assert "asynchronous copies it never waited for" in str(exc)
+            caught.append(True)
+            continue
+        caught.append(not check(kernel, x, out).passed or not np.isfinite(from_storage(out, "half")).all())
+    assert any(caught)

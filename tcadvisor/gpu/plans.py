@@ -1006,7 +1006,7 @@ def recorded_cuda_core_plan(stencil: Stencil, fuse: int, precision: str, descrip
 _TC_TEXT = re.compile(r"^(m\d+n\d+k\d+) [A-Z0-9]+, .*?, (\d+) warps/block, (?:(\d+) (?:tiles along x|inner rows) per warp, )?"
                       r"weights in (registers|L1|shared memory as vectors|shared memory), "
                       r"prefetch (\d+), (?:L2 prefetch (\d+) slices ahead, )?(?:the line as rows, (\d+) points per block, )?"
-                      r"(compiled for its fields' alignment, )?min (\d+) blocks/SM")
+                      r"(compiled for its fields' alignment, )?(?:(\d+) stages in shared memory, )?min (\d+) blocks/SM")
 
 
 def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, description: str,
@@ -1021,12 +1021,13 @@ def recorded_tensor_core_plan(stencil: Stencil, fuse: int, precision: str, descr
         raise TcAdvisorError(f"not a dense Tensor Core kernel description: {description!r}")
     where = m[4]
     return plan_tensor_cores(stencil, fuse, precision, MmaShape.parse(m[1]), bregs=where == "registers",
-                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[9]), rowmask=rowmask,
+                             prefetch=int(m[5]), warps=int(m[2]), min_blocks=int(m[10]), rowmask=rowmask,
                              l2_prefetch=int(m[6] or 0), weights_shared=where.startswith("shared memory"),
                              shared_words=where == "shared memory",
                              x_tiles=int(m[3] or 1) if stencil.dims != 3 else None,
                              inner_rows=int(m[3] or 1) if stencil.dims == 3 else None,
-                             line_rows=bool(m[7]) if stencil.dims == 1 else None, fixed_alignment=bool(m[8]))
+                             line_rows=bool(m[7]) if stencil.dims == 1 else None, fixed_alignment=bool(m[8]),
+                             stages=int(m[9] or 0))
 
 
 def sparse_plan_text(plan: LaunchPlan) -> str:
@@ -1209,6 +1210,16 @@ def tc_1d_x_tiles(precision: str, fused_radius: int) -> dict:
     return dict(knobs)
 
 
+def tc_1d_stages(precision: str, fused_radius: int) -> int:
+    """The dense kernel's stages in 1D at ``fused_radius`` (``tensor_cores_1d_stages`` of kernels/defaults.yaml: the
+    count of the last listed radius at or below it; 0 below the first and for a precision not listed)."""
+    count = 0
+    for start, n in defaults.measured().tc_1d_stages.get(precision, ()):
+        if start <= fused_radius:
+            count = n
+    return count
+
+
 def block_row_points(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str,
                      fused_radius: int, precision: str) -> int:
     """Points each block holds of a row when a 1D line is launched as rows (:meth:`LaunchPlan.launches`), 0 for
@@ -1239,7 +1250,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       rowmask: int | None = None, l2_prefetch: int | None = None,
                       weights_shared: bool | None = None, shared_words: bool = False,
                       x_tiles: int | None = None, inner_rows: int | None = None,
-                      line_rows: bool | None = None, fixed_alignment: bool | None = None) -> LaunchPlan:
+                      line_rows: bool | None = None, fixed_alignment: bool | None = None,
+                      stages: int | None = None) -> LaunchPlan:
     """The dense Tensor Core kernel's shape (kernels/tensor_cores.cu) for one instruction ``shape``.
 
     Warp tiles of m·8 outputs along x (m groups of the instruction's n = 8), one
@@ -1266,6 +1278,10 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     vector path, where the run-time flag kept the scalar path's loads and addresses in it, issued predicated off;
     a field aligned otherwise runs a variant compiled for it.  None: where :data:`TC_FIXED_ALIGNMENT` measured it
     faster, whichever other knobs are given (a build of the same code, not a knob a scan varies with the others).
+    ``stages`` (1D, 2-8; K_STAGES): each slice's input strip copied by cp.async into one of that many stages of the
+    warp's own in shared memory, ``stages`` - 1 in flight while one is multiplied, instead of slices loaded ahead
+    into registers (``prefetch`` is then 0): a staged strip costs no register while in flight and holds the strip
+    once, where the A fragments hold it KCH·k/8 times over.
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; in 1D the x tiles and L2 prefetch of ``tensor_cores_1d_x_tiles`` by fused radius
@@ -1292,7 +1308,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     nc = shape.m // 4
     b_regs = ns * ni * kch * nb
     if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles,
-                               inner_rows)):
+                               inner_rows, stages)):
         entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
@@ -1300,12 +1316,17 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             shared_bytes = b_regs * 32 * 4 * (_WORDS[precision] if precision == "fp64" else 1)
             chosen = {"weights_shared": b_regs > B_REG_LIMIT and shared_bytes <= B_SMEM_LIMIT,
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
-            if d == 1:  # x tiles and the L2 prefetch by fused radius (tensor_cores_1d_x_tiles)
+            if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
                 chosen.update(tc_1d_x_tiles("fp16" if precision == "bf16" else precision, R))
+                chosen["stages"] = tc_1d_stages("fp16" if precision == "bf16" else precision, R)
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
         x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
+        stages = chosen.get("stages")
+    stages = _tc_stages(stages, d, prefetch)
+    if stages:
+        prefetch = 0
     lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel", x_dims=(1, 2))
     xt, ir = (lines, 1) if d != 3 else (1, lines)
     warps = 4 if warps is None else int(warps)
@@ -1351,6 +1372,9 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         defines += (("K_BSMEM", 1 if shared_words else 2),)
     smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8 * xt
+    if stages:  # each warp's stages after the weights (kernels/tensor_cores.cu: STAGE_BYTES)
+        defines += (("K_STAGES", stages),)
+        smem += warps * stages * tc_stage_bytes(tile_x - 8 + k_pad, ELEMENT_BYTES[precision])
     width = block_row_points(d, line_rows, tile_x, wx, "dense", R, precision)
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
@@ -1360,7 +1384,28 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "permuted": permuted, "half": half, "l2_prefetch": l2_prefetch,
                                "weights_shared": bool(weights_shared),
                                "shared_words": shared_words, "ir": xt * ir, "row_width": width,
-                               "align": TC_OWN_ALIGNMENT if fixed_alignment else None})
+                               "align": TC_OWN_ALIGNMENT if fixed_alignment else None, "stages": stages})
+
+
+def _tc_stages(stages: int | None, dims: int, prefetch: int | None) -> int:
+    """The dense kernel's ``stages`` checked: 0 (none) or 2-8, in 1D only, and not with slices ahead in registers."""
+    if not stages:
+        return 0
+    if isinstance(stages, bool) or not isinstance(stages, int) or not 2 <= stages <= 8:
+        raise TcAdvisorError(f"stages {stages!r}: the Tensor Core kernel stages 2 to 8 strips in shared memory "
+                             "(0 or none: no stages)")
+    if dims != 1:
+        raise TcAdvisorError(f"stages: the Tensor Core kernel stages the strips of a 1D line; this stencil is {dims}D")
+    if prefetch:
+        raise TcAdvisorError(f"stages {stages} with prefetch {prefetch}: staged strips are the slices in flight, "
+                             "so the Tensor Core kernel loads none ahead into registers (prefetch 0)")
+    return stages
+
+
+def tc_stage_bytes(strip_columns: int, element_bytes: int) -> int:
+    """Bytes of one of the dense kernel's stages for a strip of ``strip_columns`` elements: its bytes, copied in
+    16-byte chunks from the boundary at or below the strip's origin (as kernels/tensor_cores.cu's STAGE_BYTES)."""
+    return (strip_columns * element_bytes + 30) // 16 * 16
 
 
 # --------------------------------------------------------------------------- sparse Tensor Cores

@@ -120,7 +120,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                  warps: int | None = None, min_blocks: int | None = None, vector_loads: bool = True,
                  l2_prefetch: int | None = None, weights_shared: bool | None = None, shared_words: bool = False,
                  x_tiles: int | None = None, inner_rows: int | None = None, line_rows: bool | None = None,
-                 fixed_alignment: bool | None = None):
+                 fixed_alignment: bool | None = None, stages: int | None = None):
         why = self.unsupported(stencil, fuse, dtype, precision, device_info())
         if why:
             raise TcAdvisorError(why)
@@ -151,7 +151,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                                             warps=warps, min_blocks=min_blocks, rowmask=rowmask,
                                             l2_prefetch=l2_prefetch, weights_shared=weights_shared,
                                             shared_words=shared_words, x_tiles=x_tiles, inner_rows=inner_rows,
-                                            line_rows=line_rows, fixed_alignment=fixed_alignment)
+                                            line_rows=line_rows, fixed_alignment=fixed_alignment, stages=stages)
         plan = self.plan
         if plan.options["kch"] != self.construction.details["chunks"]:  # one padding rule, two places
             raise RuntimeError(f"tcadvisor.gpu.plans pads K to {plan.options['kch']} chunks; the operands have "
@@ -167,15 +167,21 @@ class TensorCoreKernel(MatrixUnitKernel):
         self.l2_prefetch = plan.options["l2_prefetch"]
         self.weights_shared = plan.options["weights_shared"]
         self.shared_words = plan.options["shared_words"]
+        self.stages = plan.options["stages"]
         self.lines = plan.options["ir"]  # x tiles (1D/2D) or inner rows (3D) per warp
         self.smem = plan.smem
         self.min_blocks = plan.options["min_blocks"]
         self.vector_loads = bool(vector_loads)
         self.kernel = module("tensor_cores.cu", plan.defines).get_function("tc_stream")
-        use_shared_memory(self.kernel, self.smem, device_info(), "weights_shared")
+        use_shared_memory(self.kernel, self.smem, device_info(), self._smem_what())
         self.tile_x = plan.outputs["x"]
         self.threads = plan.threads
         self._variants: dict[int, object] = {}  # K_ALIGN -> the kernel compiled for fields of that alignment
+
+    def _smem_what(self) -> str:
+        """What takes the kernel's shared memory, for the one-line refusal beyond a block's limit."""
+        return " and ".join(w for w, on in (("weights_shared", self.weights_shared), (f"stages {self.stages}",
+                                                                                      self.stages)) if on)
 
     def _weight_fragments(self, all_rows) -> np.ndarray:
         """The B fragments to upload: FP64 as is, TF32 rounded (cvt.rna), 16-bit as packed pairs (uint32)."""
@@ -241,7 +247,7 @@ class TensorCoreKernel(MatrixUnitKernel):
         if align not in self._variants:
             defines = tuple((k, align if k == "K_ALIGN" else v) for k, v in self.plan.defines)
             fn = module("tensor_cores.cu", defines).get_function("tc_stream")
-            use_shared_memory(fn, self.smem, device_info(), "weights_shared")
+            use_shared_memory(fn, self.smem, device_info(), self._smem_what())
             self._variants[align] = fn
         return self._variants[align]
 
@@ -272,6 +278,7 @@ class TensorCoreKernel(MatrixUnitKernel):
                 + (f"L2 prefetch {self.l2_prefetch} slices ahead, " if self.l2_prefetch else "")
                 + (f"the line as rows, {self.plan.row_width} points per block, " if self.plan.row_width else "")
                 + ("compiled for its fields' alignment, " if self.plan.options["align"] is not None else "")
+                + (f"{self.stages} stages in shared memory, " if self.stages else "")
                 + f"min {self.min_blocks} blocks/SM, "
                 f"{self.kernel.num_regs} registers")
 
