@@ -1421,6 +1421,25 @@ def variants_tc_1d_stages():
     return out
 
 
+def variants_tc_1d_stages_occupancy():
+    """After ``tc-1d-stages``: the staged 1D kernel in FP64 and TF32 at depth holds 2-3 blocks per SM by its
+    registers (Nsight on Box-1D3R FP64 x16 with 3 stages: 190 registers, 12.5 % occupancy, DRAM 51 %).  Its weight
+    fragments in shared memory (as vectors) free a register per weight word; more stages keep more strips in
+    flight per warp; TF32 with one x tile per warp holds a quarter of the A fragments.  Each beside today's default
+    (3 stages), same run, at r·t = 16-48 on 2^27 points."""
+    out = []
+    for name, t in (("Box-1D1R", 16), ("Box-1D2R", 8), ("Box-1D2R", 16), ("Box-1D3R", 8), ("Box-1D3R", 16)):
+        for dtype in ("double", "float"):
+            base = _tc_default_knobs(name, dtype, t)
+            shared = {k: v for k, v in base.items() if k != "bregs"}
+            kns = [{}, dict(shared, weights_shared=True), dict(shared, weights_shared=True, stages=4),
+                   dict(base, stages=6)]
+            if base.get("x_tiles"):
+                kns.append({k: v for k, v in base.items() if k != "x_tiles"})
+            out += [(name, dtype, "134217728", "tensor_core", t, None, kn) for kn in kns]
+    return out
+
+
 def variants_cc1d_codegen():
     """The 1D CUDA-core tile kernel as compiled today beside the kernel file of commit 12c6720 (``source``:
     build/kernels-at/12c6720/cuda_cores_1d.cu, copied there from git before the run), the same launch plans,
@@ -1522,6 +1541,7 @@ SCANS = {
     "cc-pairs-async": lambda args: variants_cc_pairs_async(), "cc-ahead-radii": lambda args: variants_cc_ahead_radii(),
     "cc-ahead-deep": lambda args: variants_cc_ahead_deep(),
     "tc-1d-stages": lambda args: variants_tc_1d_stages(),
+    "tc-1d-stages-occupancy": lambda args: variants_tc_1d_stages_occupancy(),
 }
 
 
