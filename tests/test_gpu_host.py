@@ -96,7 +96,7 @@ def test_run_refuses_units_and_profiles_without_a_kernel(run_cli, args, message)
      "l2_prefetch, line_rows, min_blocks, "
      "prefetch, stages, two_chains, "
      "unroll, vector_loads, warps, weights_shared, whole_windows, x_tiles"),
-    (["--unit", "tensor_core", "--knob", "stages=3"], "--knob stages: tcadvisor-tc's kernel takes bregs,"),
+    (["--unit", "tensor_core", "--knob", "unroll=2"], "--knob unroll: tcadvisor-tc's kernel takes bregs,"),
     (["--unit", "sparse_tensor_core", "--knob", "stages"], "--knob 'stages': expected NAME=VALUE"),
     (["--unit", "sparse_tensor_core", "--knob", "stages=three"], "--knob stages=three: expected an integer"),
     (["--unit", "tensor_core", "--knob", "weights_shared=yes"], "--knob weights_shared=yes: expected true or false"),
