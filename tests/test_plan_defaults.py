@@ -254,11 +254,12 @@ def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
 @pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, ".git")) or shutil.which("cpp") is None,
                     reason="the preprocessed check reads the recorded sources from git and needs cpp")
 def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess_the_same(tmp_path):
-    """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF and before the 1D tile's stores were
-    rewritten (2026-12-01): stamped by the preprocessed check, its runs whose default launch changed (the deep
-    radius-1 2D CUDA-core ones, 4 iterations ahead now) or whose launch compiles to other tokens today (every 1D
-    tile) superseded and read as not run, the others as recorded; a second stamp from the same recording finds the
-    same."""
+    """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF, before the 1D tile's stores were
+    rewritten (2026-12-01) and before the dense kernel staged its 1D strips (2026-12-02): stamped by the preprocessed
+    check, its runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4 iterations ahead now; the
+    staged 1D dense ones) or whose launch compiles to other tokens today (every 1D tile) superseded and read as not
+    run, the others as recorded (the Tensor Core kernels' other launches preprocess to the tokens they ran); a
+    second stamp from the same recording finds the same."""
     from tcadvisor.fingerprint import kernel_fingerprint
     from tcadvisor.validate.corpus import load_corpus
 
@@ -267,8 +268,8 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     assert "the preprocessed check" in said, said
     head = json.loads((folder / "corpus.json").read_text())
     assert head["kernel_fingerprint"] == kernel_fingerprint()
-    assert ("kernels/cuda_cores_1d.cu, kernels/cuda_cores_2d.cu changed; 84 of the 304 recorded launches"
-            in head["kernel_fingerprint_note"])
+    assert ("kernels/cuda_cores_1d.cu, kernels/cuda_cores_2d.cu, kernels/sparse_tensor_cores.cu, "
+            "kernels/tensor_cores.cu changed; 84 of the 502 recorded launches" in head["kernel_fingerprint_note"])
     superseded = head["superseded_runs"]
     # Superseded: the runs whose launch today's H200 corpus (same design, recorded with today's defaults) describes
     # otherwise -- the deep radius-1 FP32/FP64 runs (4 iterations ahead since 2026-11-28), the FP16/BF16 2D runs
@@ -285,8 +286,10 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     tiles = {k for k in before if before[k].startswith("1D tiles")}
     assert len(tiles) == 86
     assert set(superseded) == {k for k in before if before[k] != today[k]} | tiles
-    # FP32/FP64: the 7 + 16 of before, and the 42 1D tile runs, 10 of which were among those
-    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10
+    # FP32/FP64: the 7 + 16 of before, the 42 1D tile runs, 10 of which were among those, and the 22 FP64/TF32 runs
+    # of the dense kernel in 1D whose strips are staged in shared memory since 2026-12-02 (37 with FP16/BF16)
+    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22
+    assert sum(" tensor_core " in k for k in superseded) == 37
     rows = load_corpus(folder)[1]
     assert sorted(r["status"] for r in rows).count("superseded") == len(superseded)
     assert all(r["status"] == "ok" for r in rows if r["status"] != "superseded")
