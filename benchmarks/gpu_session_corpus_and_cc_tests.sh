@@ -1,15 +1,8 @@
 #!/usr/bin/env bash
-# After a CUDA-core default changed: the H200 corpus recorded again with today's kernels (record_corpus.py, the
-# validation corpus of the refined model, every run checked), then the CUDA-core and apply GPU tests.  Under OUT.
+# After a CUDA-core default changed: the H200 corpus recorded again with today's kernels, then the CUDA-core and
+# apply GPU tests (gpu_session_corpus_and_tests.sh with their -k expression; the log is OUT/gpu-tests.log, named
+# gpu-tests-cc-apply.log in the runs of 2026-12-01).  Under OUT.
 #   bash benchmarks/gpu_session_corpus_and_cc_tests.sh OUT
 set -u
-out=${1:?output folder}
-here=$(dirname "$0")
-mkdir -p "$out/corpus"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/gpu.txt"
-timeout 330 python "$here/record_corpus.py" --out "$out/corpus" --gpu-spec h200-calibrated --n 1100 --seed 2 \
-    --budget-s 300 --workers 14 > "$out/corpus/record.log" 2>&1
-tail -3 "$out/corpus/record.log"
-timeout 230 python -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_apply_gpu.py \
-    -k "cuda or apply or advised or fixed or numpy or band" > "$out/gpu-tests-cc-apply.log" 2>&1
-tail -1 "$out/gpu-tests-cc-apply.log"
+exec bash "$(dirname "$0")/gpu_session_corpus_and_tests.sh" "${1:?output folder}" \
+    "cuda or apply or advised or fixed or numpy or band"

@@ -474,7 +474,7 @@ n_ld, n_st, n_mv, n_w, n_it, n_l = sp.symbols("n_ld n_st n_mv n_w n_it n_l", pos
 n_vl = sp.Symbol("n_vl", positive=True)
 e_s, a_x, a_y, q_s, q_b = sp.symbols("e_s a_x a_y q_s q_b", positive=True)
 m_I, n_I, k_I = sp.symbols("m_I n_I k_I", positive=True)
-g_I = sp.Symbol("g_I", positive=True)
+n_im = sp.Symbol("n_im", positive=True)
 n_ob = sp.Symbol("n_ob", positive=True)
 #: Constants fitted to measurements (benchmarks/fit_refined.py; values in models/fitted/refined-terms.yaml).
 lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem = sp.symbols(
@@ -506,15 +506,15 @@ TERM_SYMBOLS: dict[sp.Symbol, str] = {
     q_s: "slices loaded per output slice (each chunk loads its halo slices again)",
     q_b: "bytes one block has in flight (the loads of one iteration)",
     m_I: "the MMA instruction's m", n_I: "the MMA instruction's n", k_I: "the MMA instruction's k",
-    g_I: "MMAs that share one weight-fragment read (the sparse kernel's inner rows per warp; 1 otherwise): "
-         "the per-MMA instruction stream lambda_0 is issued once for them",
+    n_im: "instructions a warp issues per MMA: the MMA and its share of the fragment loads and conversions, the "
+          "weight loads, the stores and the stage copies, counted from the plan",
     n_ob: "bytes a warp moves through L1/shared memory per MMA for its operands (weight fragments not held in "
           "registers, input fragments, warp shuffles)",
     lambda_c: "fitted: cycles a warp waits per CUDA-core instruction and 32-bit word it cannot hide alone",
     o_c: "fitted: issue slots per point update beyond the counted instructions (addresses, loop, predicates)",
     L_it: "fitted: cycles of one CUDA-core block iteration (loads, barrier) the other resident blocks must cover",
-    lambda_0: "fitted: cycles a warp waits per MMA instruction, constant part (its stream of operand loads and "
-              "addresses, shared by the g_I MMAs of one weight fragment)",
+    lambda_0: "fitted: cycles a warp waits per instruction it issues per MMA (n_im counted; the addresses and "
+              "loop control beside them it carries too)",
     lambda_1: "fitted: cycles a warp waits per MMA instruction, per unit of the instruction's k",
     eta_B0: "fitted: fraction of the copy bandwidth a streaming kernel reaches with enough bytes in flight",
     L_mem: "fitted: DRAM latency under load [s]",
@@ -534,7 +534,7 @@ LATEX.update({"N_sm": r"N_{\mathrm{SM}}", "f_clk": r"f_{\mathrm{clk}}", "W": "W"
               "lambda_1": r"\lambda_1", "eta_B0": r"\eta^{B}_{0}", "L_mem": r"L_{\mathrm{mem}}",
               "c_fma": r"c_{\mathrm{fma}}", "c_sh": r"c_{\mathrm{sh}}", "c_is": r"c_{\mathrm{is}}",
               "c_lat_cc": r"c^{\mathrm{lat}}_{\mathrm{cc}}", "c_mma": r"c_{\mathrm{mma}}", "c_op": r"c_{\mathrm{op}}",
-              "n_ob": r"n_{\mathrm{ob}}",
+              "n_ob": r"n_{\mathrm{ob}}", "n_im": r"n_{\mathrm{im}}",
               "c_lat_tc": r"c^{\mathrm{lat}}_{\mathrm{tc}}", "B_eff": r"B_{\mathrm{eff}}", "t_it": r"t_{\mathrm{it}}"})
 #: The fitted constants, in the order the fit and the YAML list them.
 FITTED = (lambda_c, o_c, L_it, lambda_0, lambda_1, eta_B0, L_mem)
@@ -582,7 +582,7 @@ TERM_CHAINS: dict[str, tuple[Equation, ...]] = {
         (m_tc, S * (q_s - 1), "B/point", "halo slices each chunk loads again from DRAM", "tensor_core"),
         (c_mma, 2 * m_I * n_I * k_I * N_sm * f_clk / P_tc, "cycles", TERM_SYMBOLS[c_mma], "tensor_core"),
         (c_op, n_ob / SHARED_BYTES_PER_CLOCK, "cycles", TERM_SYMBOLS[c_op], "tensor_core"),
-        (c_lat_tc, (lambda_0 / g_I + lambda_1 * k_I) / W_sm, "cycles",
+        (c_lat_tc, (lambda_0 * n_im + lambda_1 * k_I) / W_sm, "cycles",
          TERM_SYMBOLS[c_lat_tc],
          "tensor_core"),
         (eta_tc, c_mma / (sp.Max(c_mma, c_op) + c_lat_tc), "", "the Tensor Core pipe's share of the time per MMA",

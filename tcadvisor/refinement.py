@@ -385,29 +385,10 @@ def plan_inputs(ctx: Context, plan=None, registers: int | None = None) -> tuple[
         rows_dram = plan.options.get("ir", 1) if plan.dims == 3 else plan.options["ni"]
         values.update({model.P_tc: rate.value if rate is not None else ctx.gpu.peak(ctx.unit, ctx.precision),
                        model.m_I: plan.mma.m, model.n_I: plan.mma.n, model.k_I: plan.mma.k,
-                       model.g_I: independent_mmas(plan), model.n_ob: plan.operand_bytes_per_mma,
+                       model.n_im: plan.instructions_per_mma, model.n_ob: plan.operand_bytes_per_mma,
 
                        model.q_b: plan.tiles_per_block * plan.tile["x"] * S * rows_dram * (1 + prefetch)})
     return values, plan, occ, counts
-
-
-def independent_mmas(plan) -> int:
-    """g_I: MMAs that share one weight-fragment read: the sparse kernel's inner rows per warp (1, 2 or 4), else 1.
-
-    The latency term divides only its constant part λ_0 by g_I: c_lat = (λ_0/g_I + λ_1·k)/W per MMA.
-    λ_0 stands for the stream of other instructions a warp issues per MMA, the fragment
-    loads and addresses first (Nsight Compute on the 2026-11-25 corpus,
-    validation/results/h100-sxm-2026-11-25/instructions/: 13 to 40 per MMA, warps
-    issuing one instruction every 4 to 10 cycles); a warp whose weight fragment feeds
-    the MMAs of ``ir`` inner rows issues that stream once for ``ir`` MMAs.  λ_1·k, the
-    MMA's own latency, is not shared.  Independent accumulators alone shorten nothing:
-    an earlier model took g_I = rows (every kernel line its own accumulator) and
-    missed the sparse kernels by 260 % at the 90th percentile (docs/model.md,
-    "Independent MMAs").  Leave-one-shape-out on the 2026-11-26 corpora (o_c pinned at 0 for
-    both), with g_I = 1 against this: H100 winners 96 of 133 clear cases against 104, H200
-    108 of 158 against 116, medians 12.8 % / 15.4 % against 13.3 % / 14.9 %.
-    """
-    return plan.options.get("ir", 1)
 
 
 def evaluate_chain(unit: str, inputs: dict, fitted: dict | None = None,
@@ -532,7 +513,8 @@ def compute_fraction(ctx: Context) -> TermValue:
              f"its operands through L1/shared memory ({_fmt(d['inputs'][model.n_ob])} bytes per MMA) bind")
     return TermValue(s["eta_tc"], f"c_mma/(max(c_mma, c_op) + c_lat) = {_fmt(s['c_mma'])}/(max({_fmt(s['c_mma'])}, "
                                   f"{_fmt(s['c_op'])}) + {_fmt(s['c_lat_tc'])}) cycles per {d['plan'].mma}: {binds}, "
-                                  f"latency at {_occupancy_note(occ, d['plan'])}")
+                                  f"latency of {_fmt(d['inputs'][model.n_im])} instructions per MMA at "
+                                  f"{_occupancy_note(occ, d['plan'])}")
 
 
 def bandwidth_fraction(ctx: Context) -> TermValue:

@@ -257,6 +257,35 @@ def test_tensor_core_stages_are_1d_strips_in_shared_memory():
         plans.plan_tensor_cores(Stencil.box(2, 1), 2, "fp16", shape, stages=2)
 
 
+def test_instructions_per_mma_count_what_each_slice_issues():
+    """n_im, the refined model's instructions per MMA (LaunchPlan.instructions_per_mma), counted by hand from the
+    kernels' slice loops: the MMA and its share of the fragment loads (and TF32 conversions), of the weight loads not
+    in registers, of the output row's stores and of a stage's copy, commit, wait and two warp barriers."""
+    shape16 = MmaShape(16, 8, 16)
+    # dense FP16 1D, r·t = 48, 2 stages: 7 chunks x 2 vector loads, 2 pair stores each after its conversion, 5 for
+    # the stage, over 7 MMAs
+    staged = plans.plan_tensor_cores(Stencil.box(1, 3), 16, "fp16", shape16, stages=2)
+    assert staged.instructions_per_mma == pytest.approx(1 + (7 * 2 + 2 * 2 + 5) / 7)
+    # dense TF32 1D, r·t = 4 on m16n8k8, two x tiles: 2 tiles x 2 chunks x (4 loads + 4 conversions), 2 x 2 stores,
+    # over 2 x 2 MMAs
+    tf32 = plans.plan_tensor_cores(Stencil.box(1, 1), 4, "tf32", MmaShape(16, 8, 8), x_tiles=2, prefetch=1)
+    assert tf32.instructions_per_mma == pytest.approx(1 + (2 * 2 * 8 + 4) / 4)
+    # dense FP64 3D, r·t = 1 on m16n8k4, weights word by word from L1: 3 input rows x 3 chunks x 2 loads, 9 rows x 3
+    # chunks x 1 weight word, 2 stores, over 27 MMAs
+    fp64 = plans.plan_tensor_cores(Stencil.box(3, 1), 1, "fp64", MmaShape(16, 8, 4), bregs=False,
+                                   weights_shared=False)
+    assert fp64.instructions_per_mma == pytest.approx(1 + (18 + 27 + 2) / 27)
+    # sparse FP16 2D, r·t = 2, weights in registers: 1 chunk x (1 vector + 4 shuffles), 2 stores, over 5 MMAs
+    sparse = plans.plan_sparse_tensor_cores(Stencil.box(2, 1), 2, "fp16", aregs=True, prefetch=1)
+    assert sparse.instructions_per_mma == pytest.approx(1 + (5 + 2) / 5)
+    # sparse TF32 3D, two inner rows, weights from L1: 4 input rows x 2 chunks x (1 + 4 shuffles + 4 conversions),
+    # 9 lines x 2 fragments x 2 loads, 2 x 2 stores, over 2 x 9 x 2 MMAs
+    tf32_3d = plans.plan_sparse_tensor_cores(Stencil.box(3, 1), 1, "tf32", aregs=False, inner_rows=2, prefetch=0)
+    assert tf32_3d.instructions_per_mma == pytest.approx(1 + (72 + 36 + 4) / 36)
+    with pytest.raises(TcAdvisorError, match="instructions per MMA are a Tensor Core plan's"):
+        plans.plan_cuda_cores(Stencil.box(2, 1), 1, "fp32").instructions_per_mma
+
+
 def test_calibrated_specs_carry_the_multiprocessors():
     for name in ("h100-sxm-2026-11-23", "h200-2026-11-23"):
         spec = load_spec_file(os.path.join(ROOT, "validation", "results", name, "calibrated.yaml"))

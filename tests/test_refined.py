@@ -438,6 +438,26 @@ def test_knobs_of_the_3d_kernel_reach_the_terms():
     assert few.blocks > many.blocks
 
 
+def test_the_tensor_core_latency_counts_the_instructions_per_mma():
+    """c_lat_tc = (λ_0·n_im + λ_1·k)/W: the wait grows with the instructions a warp issues per MMA, which the plan
+    counts (the staged 1D strips add their copies; TF32 its conversions), at the shipped constants."""
+    from tcadvisor import model
+
+    chain = {eq.name: eq for eq in model.TERM_CHAINS["tensor_core"]}
+    assert model.n_im in chain["c_lat_tc"].full.free_symbols
+    prof = find_impl("tcadvisor-tc")
+    st, shape = Stencil.box(1, 3), plans.MmaShape(16, 8, 16)
+    ctx = refinement.Context(prof, prof.tiling, "tensor_core", st, 16, "half", "fp16", shape, H100C)
+    consts = refinement.constants(H100C)
+    for plan in (plans.plan_tensor_cores(st, 16, "fp16", shape, prefetch=0),
+                 plans.plan_tensor_cores(st, 16, "fp16", shape, stages=2)):
+        inputs, *_ = refinement.plan_inputs(ctx, plan=plan, registers=64)
+        assert inputs[model.n_im] == plan.instructions_per_mma
+        steps = refinement.evaluate_chain("tensor_core", inputs, consts)
+        want = (consts[model.lambda_0] * plan.instructions_per_mma + consts[model.lambda_1] * 16) / inputs[model.W_sm]
+        assert steps["c_lat_tc"] == pytest.approx(want)
+
+
 def test_dense_1d_stages_reach_the_bytes_in_flight_and_the_occupancy():
     """The dense kernel's staged 1D strips: q_b counts them as a prefetch of stages - 1 (3 stages: the strips of two
     slices ahead, as two slices ahead in registers would), and their shared memory enters the occupancy (8 stages of

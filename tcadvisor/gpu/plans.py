@@ -406,6 +406,59 @@ class LaunchPlan:
         return inputs / (o["rows"] * o["kch"] * ir) + weights / ir  # one weight read per line's MMA
 
     @property
+    def instructions_per_mma(self) -> float:
+        """Tensor Cores: instructions one warp issues per MMA (the refined model's n_im): the MMA itself and its share
+        of the slice's other counted instructions.  Addresses, loop control and predicates are not counted (the
+        fitted λ_0, cycles per counted instruction, carries them as it carries the latency of each).
+
+        Per streamed slice a warp issues its MMAs (kernel rows x K chunks x lines), and besides them:
+
+        * dense (kernels/tensor_cores.cu): per input row and chunk the loads of one A fragment (16-bit: two 8-byte
+          vectors; FP64 m16: two loads of k/8 doubles each, or single doubles for k = 4; m8n8k4: one; TF32 in the
+          natural order: one load and one conversion, ``cvt.rna.tf32``, per element), shared by the kernel rows
+          that multiply it; the weight fragment of every MMA not held in registers (nb words, or as vectors of 16
+          bytes from shared memory), one read for the MMAs of its ``ir`` lines; the output row's pair stores (16-bit:
+          each after its conversion); with stages, the copy, commit, wait and two warp barriers;
+        * sparse (kernels/sparse_tensor_cores.cu): per input row and chunk one window vector and the 4 shuffles
+          that pass its halves on (two vectors and no shuffle where each lane loads its whole window), TF32 the 4
+          conversions; the weight fragment (values and metadata) of every line and chunk not in registers, for the
+          MMAs of its ``ir`` rows; two stores per output row; the stage's copy, commit, wait and barriers.
+        """
+        o = self.options
+        if self.unit == "cuda_core":
+            raise TcAdvisorError("instructions per MMA are a Tensor Core plan's")
+        stage = 5 if o.get("stages") else 0  # cp.async, commit, wait, two __syncwarp
+        ir = o.get("ir", 1)
+        if self.kernel == "sparse_tensor_cores":
+            lines, kc, ka = o["rows"], o["kc"], o["ka"]
+            per_vector = (2 if o["whole_windows"] else 1 + 4) + (4 if self.precision == "tf32" else 0)
+            inputs = (o["ni"] + ir - 1) * kc * per_vector
+            weights = 0 if o["aregs"] else lines * ka * 2
+            return 1 + (inputs + weights + 2 * ir + stage) / (ir * lines * ka)
+        shape = self.mma
+        half = self.precision in ("fp16", "bf16")
+        lines_in = o["ni"] + ir - 1 if self.dims == 3 else o["ni"] * ir
+        na = shape.m * shape.k // (64 if half else 32)
+        nb = shape.k // (8 if half else 4)
+        if half:
+            per_fragment = 2
+        elif self.precision == "fp64":
+            kq = shape.k // 4 if shape.m == 16 else 1
+            per_fragment = (2 if shape.m == 16 else 1) * (kq // 2 if kq > 1 else 1)
+        else:
+            per_fragment = 2 * na
+        inputs = lines_in * o["kch"] * per_fragment
+        mmas = o["rows"] * o["kch"] * ir
+        if o["bregs"]:
+            weights = 0
+        elif not o["weights_shared"] or o.get("shared_words", False):
+            weights = o["rows"] * o["kch"] * nb
+        else:
+            weights = o["rows"] * o["kch"] * max(1, nb * _WORDS[self.precision] * 4 // 16)
+        stores = ir * (shape.m // 8) * (2 if half else 1)
+        return 1 + (inputs + weights + stores + stage) / mmas
+
+    @property
     def inner_rows_per_block(self) -> int:
         """Tensor Cores: inner output rows (3D: y) one block computes, ``wi`` warps of ``ir`` rows each."""
         return self.options["wi"] * self.options.get("ir", 1)

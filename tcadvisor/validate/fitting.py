@@ -43,7 +43,7 @@ START = {"lambda_c": 1.0, "o_c": 8.0, "L_it": 1000.0, "lambda_0": 10.0, "lambda_
 BOUNDS = {"lambda_c": (0, 100), "o_c": (0, 100), "L_it": (0, 2e4), "lambda_0": (0, 500), "lambda_1": (0, 50),
           "eta_B0": (0.3, 1.2), "L_mem": (0, 5e-6)}
 UNITS_OF = {"lambda_c": "cycles per instruction and 32-bit word", "o_c": "instructions per point update",
-            "L_it": "cycles per iteration", "lambda_0": "cycles per MMA", "lambda_1": "cycles per MMA and unit of k",
+            "L_it": "cycles per iteration", "lambda_0": "cycles per instruction issued per MMA", "lambda_1": "cycles per MMA and unit of k",
             "eta_B0": "fraction of the copy bandwidth", "L_mem": "seconds"}
 #: Robust loss: residuals beyond about 10 % weigh linearly, so one odd run cannot pull every constant.
 LOSS, F_SCALE = "soft_l1", 0.1
