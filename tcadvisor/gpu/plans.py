@@ -1253,24 +1253,26 @@ def lines_per_warp(dims: int, x_tiles, inner_rows, kernel: str, x_dims: tuple[in
     return int((inner_rows if dims == 3 else x_tiles) or 1)
 
 
+def _from_radius(steps, fused_radius: int, default):
+    """The value of the last (from fused radius, value) step at or below ``fused_radius``; ``default`` below the
+    first (the 1D entries of kernels/defaults.yaml, sorted by radius)."""
+    value = default
+    for start, v in steps:
+        if start <= fused_radius:
+            value = v
+    return value
+
+
 def tc_1d_x_tiles(precision: str, fused_radius: int) -> dict:
     """The dense kernel's x tiles and L2 prefetch in 1D at ``fused_radius`` (``tensor_cores_1d_x_tiles`` of
     kernels/defaults.yaml: the knobs of the last listed radius at or below it; none for a precision not listed)."""
-    knobs: dict = {}
-    for start, k in defaults.measured().tc_1d_x_tiles.get(precision, ()):
-        if start <= fused_radius:
-            knobs = k
-    return dict(knobs)
+    return dict(_from_radius(defaults.measured().tc_1d_x_tiles.get(precision, ()), fused_radius, {}))
 
 
 def tc_1d_stages(precision: str, fused_radius: int) -> int:
     """The dense kernel's stages in 1D at ``fused_radius`` (``tensor_cores_1d_stages`` of kernels/defaults.yaml: the
     count of the last listed radius at or below it; 0 below the first and for a precision not listed)."""
-    count = 0
-    for start, n in defaults.measured().tc_1d_stages.get(precision, ()):
-        if start <= fused_radius:
-            count = n
-    return count
+    return _from_radius(defaults.measured().tc_1d_stages.get(precision, ()), fused_radius, 0)
 
 
 def block_row_points(dims: int, line_rows: bool | None, warp_tile: int, warps: int, kernel: str,
@@ -1370,8 +1372,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             chosen = {"weights_shared": b_regs > B_REG_LIMIT and shared_bytes <= B_SMEM_LIMIT,
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
             if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
-                chosen.update(tc_1d_x_tiles("fp16" if precision == "bf16" else precision, R))
-                chosen["stages"] = tc_1d_stages("fp16" if precision == "bf16" else precision, R)
+                measured_as = "fp16" if precision == "bf16" else precision
+                chosen.update(tc_1d_x_tiles(measured_as, R), stages=tc_1d_stages(measured_as, R))
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
