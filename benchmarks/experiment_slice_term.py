@@ -5,6 +5,10 @@
 c_lat_tc = (lambda_0 + lambda_1*k + lambda_s*X)/W with X = 0 (the shipped model), 1/m_s, n_i/m_s or n_s*n_i/m_s
 (m_s: MMAs per warp tile and slice; n_s*n_i: kernel lines, the input rows a slice loads).  Results:
 validation/results/refined-fit-2026-11-25/experiment-slice-term.txt.
+
+It ran against the model of its day: the term it extends divided λ_0 by g_I, a symbol the model dropped on
+2026-12-02 when the latency term began counting the instructions per MMA (benchmarks/experiment_tc_instructions.py
+judges that term).  Rerun it at the commit that added it (2653bf6).
 """
 import numpy as np, sympy as sp, sys
 from pathlib import Path
