@@ -1421,6 +1421,46 @@ def variants_tc_1d_stages():
     return out
 
 
+#: The 2D and 3D dense configurations the ``tc-stages-2d3d`` scan times: (stencil, depths), the shallow depths where
+#: the corpus's runs read DRAM at 29-66 % of its bandwidth and the refined model said 1.1-1.7x for staged slices.
+TC_STAGES_2D3D_CONFIGS = (("Box-2D1R", (1, 2, 4)), ("Star-2D1R", (1, 2, 4)), ("Box-2D2R", (1, 2)), ("Star-2D2R", (2,)),
+                          ("Box-2D3R", (1,)), ("Box-3D1R", (1, 2)), ("Star-3D1R", (1, 2)), ("Star-3D2R", (1, 2)),
+                          ("Star-3D3R", (1,)))
+
+
+def variants_tc_stages_2d3d():
+    """The dense kernel's slices staged in shared memory in 2D (a row per slice) and 3D (a slice's ni + ir - 1 rows)
+    against its default, same run: at shallow fusion the slice ahead in registers (prefetch 1) is a second set of A
+    fragments beside the pending accumulators, and the registers leave 2 blocks per SM (kernels/tensor_cores.cu,
+    "Why K_STAGES").  Each configuration's default knobs (``_tc_default_knobs``) with 2, 3 or 4 stages and nothing
+    ahead in registers; FP64, TF32 and FP16 on 10240^2 and 512^3 points.  A variant whose block needs more than an
+    SM's 227 KiB of shared memory (Star-3D2R FP64 x2 with 4 stages beside its weights) is left out."""
+    out = []
+    for name, depths in TC_STAGES_2D3D_CONFIGS:
+        grid = "512x512x512" if "3D" in name else "10240x10240"
+        for dtype in ("double", "float", "half"):
+            for t in depths:
+                base = _tc_default_knobs(name, dtype, t)
+                for kn in [{}] + [dict(base, prefetch=0, stages=s) for s in TC_1D_STAGES]:
+                    if kn and _tc_plan(name, dtype, t, kn).smem > 227 * 1024:
+                        continue
+                    out.append((name, dtype, grid, "tensor_core", t, None, kn))
+    return out
+
+
+def _tc_plan(name, dtype, t, knobs):
+    """The dense kernel's plan of ``name`` x ``t`` with ``knobs`` on its least-padding MMA shape."""
+    from tcadvisor.gpu import plans
+    from tcadvisor.gpu.tensor_cores import SHAPES
+    from tcadvisor.mma import MmaShape
+    from tcadvisor.transforms import least_padding_shape
+
+    st = parse_stencil(name)
+    prec = {"double": "fp64", "float": "tf32", "half": "fp16", "bfloat16": "bf16"}[dtype]
+    shape = least_padding_shape("rowband", st.fused_mask(t), tuple(MmaShape.parse(s) for s in SHAPES[prec]))
+    return plans.plan_tensor_cores(st, t, prec, shape, **knobs)
+
+
 def variants_tc_1d_stages_occupancy():
     """After ``tc-1d-stages``: the staged 1D kernel in FP64 and TF32 at depth holds 2-3 blocks per SM by its
     registers (Nsight on Box-1D3R FP64 x16 with 3 stages: 190 registers, 12.5 % occupancy, DRAM 51 %).  Its weight
@@ -1542,6 +1582,7 @@ SCANS = {
     "cc-ahead-deep": lambda args: variants_cc_ahead_deep(),
     "tc-1d-stages": lambda args: variants_tc_1d_stages(),
     "tc-1d-stages-occupancy": lambda args: variants_tc_1d_stages_occupancy(),
+    "tc-stages-2d3d": lambda args: variants_tc_stages_2d3d(),
 }
 
 

@@ -29,16 +29,21 @@
 // the kernel argument ``align`` decides at run time), K_L2PF (optional; slices ahead whose
 // input rows the warp asks the L2 to fetch from DRAM, 0 or absent: none), K_XT (optional; 1D/2D: adjacent
 // tiles of TILE_X columns along x one warp computes, 1, 2 or 4; default 1), K_IR (optional; 3D: adjacent inner
-// output rows one warp computes, 1, 2 or 4; default 1), K_STAGES (optional, 1D only, 2-8; 0 or absent: none, and
-// with it K_PF must be 0): each slice's input strip copied into one of K_STAGES stages of the warp's own in shared
-// memory by cp.async, K_STAGES - 1 slices in flight while one is multiplied, its A fragments then read from there.
+// output rows one warp computes, 1, 2 or 4; default 1), K_STAGES (optional, 2-8; 0 or absent: none, and with it
+// K_PF must be 0): each slice's input strips (1D/2D: one, 3D: its NI + IR - 1 rows) copied into one of K_STAGES
+// stages of the warp's own in shared memory by cp.async, K_STAGES - 1 slices in flight while one is multiplied, its
+// A fragments then read from there.
 //
 // Why K_STAGES: in 1D at deep fusion a slice's A fragments are the strip read KCH * MMA_K / 8 times over (the band's
 // Toeplitz copies), so a slice loaded ahead into registers costs about as many registers as the whole strip's
 // bytes times that factor, and the planner loads none ahead beyond A_PREFETCH_LIMIT: Box-1D3R FP16 x16 keeps one
 // slice of 464 bytes per warp in flight, 12.7 KiB per SM, and reads DRAM at 42 % of its bandwidth (the refined
 // model's eta_B 0.49; validation/results/h200-2026-11-27/own-roofline).  A stage holds the strip once, in shared
-// memory, and costs no register while in flight.
+// memory, and costs no register while in flight.  In 2D and 3D at shallow fusion the same holds for another reason:
+// the slice ahead in registers (K_PF 1) is a second set of A fragments beside the pending accumulators of NS - 1
+// slices, and the registers leave 2 blocks of 4 warps per SM, too few bytes in flight for the DRAM (Nsight Compute,
+// Box-2D2R FP16 x2: 212 registers, DRAM 51 %, issue 38 %; validation/results/h200-2026-12-01/sptc2d-shallow-ncu).
+// Staged, the slices in flight take shared memory instead, and the A fragments one set of registers.
 //
 // Why K_XT (2 or 4): at deep fusion the weight fragments read from shared memory before each MMA bind the
 // kernel (Nsight Compute, Box-2D1R FP16 t = 7: L1 87 %, shared-memory wavefronts 77 %, tensor pipe 43 %;
@@ -122,8 +127,8 @@
 #if STAGES != 0 && (STAGES < 2 || STAGES > 8)
 #error "K_STAGES: 2 to 8 stages of input strips in shared memory"
 #endif
-#if STAGES && (K_PF != 0 || K_NS != 1 || K_NI != 1)
-#error "K_STAGES stages the strips of a 1D line in shared memory; K_PF must be 0 and K_NS, K_NI 1"
+#if STAGES && K_PF != 0
+#error "K_STAGES stages the slices in flight in shared memory; K_PF (slices ahead in registers) must be 0"
 #endif
 #define NROWS_IN (NI + IR - 1)  // input rows per slice a warp loads (3D)
 #define NLINES (XT * IR)        // output lines per warp: x tiles (1D/2D) or inner rows (3D)
@@ -206,7 +211,10 @@ typedef real wtype;
 #if STAGES
 #include "cp_async.cuh"
 // Columns a slice's fragments read from the strip origin (the warp's XT tiles side by side), their bytes, and the
-// bytes of a stage: the strip is copied in 16-byte chunks from the 16-byte boundary at or below its origin.
+// bytes of a stage's row: the strip is copied in 16-byte chunks from the 16-byte boundary at or below its origin.
+// A stage holds a slice's NROWS_IN rows (3D; one in 1D/2D), STAGE_BYTES apart: every row pitch is a multiple of 16
+// bytes (tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry), so every row of a slice sits as far past its
+// stage row's start as the first.
 #define STRIP_X (XT * TILE_X - 8 + KCH * MMA_K)
 #define STRIP_BYTES (STRIP_X * (int)sizeof(real))
 #define STAGE_BYTES ((STRIP_BYTES + 30) / 16 * 16)
@@ -224,6 +232,8 @@ __device__ __forceinline__ void stage_strip(unsigned char* stage, const real* p,
 __device__ __forceinline__ const real* staged_strip(const unsigned char* stage, const real* p) {
     return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));
 }
+// Element offset of row a of a stage, for LOAD_A1_AT's row offset where the slice is in shared memory.
+#define STAGE_ROW_OFF(a_) ((a_) * (STAGE_BYTES / (int)sizeof(real)))
 // A plain load, for the fragment loads' loader argument (LOAD_A1_AT) where the strip is in shared memory.
 template <typename T>
 __device__ __forceinline__ T lds_plain(const T* p) { return *p; }
@@ -470,13 +480,13 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     // 16-bit: the lane's k = 2t, 2t+1, 2t+8, 2t+9 of group row h are strip columns
     // 4t ... 4t+3 (tcadvisor.gpu.layouts.dense16_strip): one 8-byte load gives the
     // registers h (k = 2t, 2t+1) and h + 2 (k = 2t+8, 2t+9).
-#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
+#define LOAD_A1_AT(from_, dst_, LD_, OFF_)                                                           \
     {                                                                                          \
         const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < 2; ++h_) {                                     \
-            const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4;      \
+            const real* p_ = row_ + OFF_(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + 4 * t4;         \
             if (vec_loads) {                                                                   \
                 const uint2 w_ = LD_(reinterpret_cast<const uint2*>(p_));                      \
                 dst_[a_][c_][h_] = w_.x;                                                       \
@@ -488,13 +498,13 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         }                                                                                      \
     }
 #elif PERM
-#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
+#define LOAD_A1_AT(from_, dst_, LD_, OFF_)                                                           \
     {                                                                                          \
         const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int h_ = 0; h_ < (MMA_M == 16 ? 2 : 1); ++h_) {                 \
-            const real* p_ = row_ + ROW_OFF(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4;     \
+            const real* p_ = row_ + OFF_(a_) + 8 * (g + 8 * h_) + c_ * MMA_K + KQ * t4;        \
             if (KQ == 1 || !vec_loads) {                                                       \
                 _Pragma("unroll") for (int v_ = 0; v_ < KQ; ++v_)                              \
                     dst_[a_][c_][h_ + 2 * v_] = to_a(LD_(p_ + v_));                            \
@@ -510,18 +520,18 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #else
     // Natural order: element e of the lane is strip column 8*A_ROW + A_COL; for 4-byte
     // data the 4 lanes of a group read 16 contiguous bytes per instruction.
-#define LOAD_A1_AT(from_, dst_, LD_)                                                           \
+#define LOAD_A1_AT(from_, dst_, LD_, OFF_)                                                           \
     {                                                                                          \
         const real* row_ = from_;                                                              \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
         _Pragma("unroll") for (int c_ = 0; c_ < KCH; ++c_)                                     \
         _Pragma("unroll") for (int e_ = 0; e_ < NA; ++e_)                                      \
-            dst_[a_][c_][e_] = to_a(LD_(row_ + ROW_OFF(a_) + c_ * MMA_K                        \
+            dst_[a_][c_][e_] = to_a(LD_(row_ + OFF_(a_) + c_ * MMA_K                           \
                                           + 8 * A_ROW(g, e_) + A_COL(t4, e_)));                \
     }
 #endif
     // From the field (read-only, through L1) or, with K_STAGES, from the slice's stage in shared memory.
-#define LOAD_A1(j_, dst_, xoff_) LOAD_A1_AT(base + (long long)(Gs + (j_)) * pitch_s + (xoff_), dst_, __ldg)
+#define LOAD_A1(j_, dst_, xoff_) LOAD_A1_AT(base + (long long)(Gs + (j_)) * pitch_s + (xoff_), dst_, __ldg, ROW_OFF)
 
     // The A fragments of one input slice for each of the warp's XT tiles, TILE_X columns apart.
 #define LOAD_A(j_, dst_)                                                                       \
@@ -567,12 +577,18 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #endif
 #if STAGES
     // This warp's stages follow the weight fragments (a block's copy of them, a multiple of 16 bytes, where they are
-    // in shared memory): one commit group per slice, empty past the end, so that the count in flight holds.
+    // in shared memory): one commit group per slice, empty past the end, so that the count in flight holds.  A
+    // stage holds the slice's NROWS_IN input rows (their origins as the field loads': ROW_OFF, clamped past the grid).
     unsigned char* stages = smem_raw + (B_SHARED ? NROWS * KCH * 32 * NB * (int)sizeof(wtype) : 0)
-                            + warp * (STAGES * STAGE_BYTES);
+                            + warp * (STAGES * NROWS_IN * STAGE_BYTES);
+#define STAGE_SLICE(stage_, j_)                                                                \
+    {                                                                                          \
+        _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
+            stage_strip((stage_) + a_ * STAGE_BYTES, base + (long long)(Gs + (j_)) * pitch_s + ROW_OFF(a_), lane); \
+    }
 #pragma unroll
     for (int p = 0; p < STAGES - 1; ++p) {
-        if (S0 + p < S1) stage_strip(stages + p * STAGE_BYTES, base + (long long)(Gs + S0 + p) * pitch_s, lane);
+        if (S0 - RS + p < S1 + RS) STAGE_SLICE(stages + p * (NROWS_IN * STAGE_BYTES), S0 - RS + p);
         commit_copies();
     }
     int now = 0, fill = STAGES - 1;  // the stage of this slice, and the one slice j + STAGES - 1 goes into
@@ -603,15 +619,15 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
 #elif STAGES
         __syncwarp();  // every lane has read the stage refilled now (it held slice j - 1)
-        if (j + STAGES - 1 < S1) stage_strip(stages + fill * STAGE_BYTES, base + (long long)(Gs + j + STAGES - 1) * pitch_s,
-                                             lane);
+        if (j + STAGES - 1 < S1 + RS) STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 1);
         commit_copies();
         wait_copies<STAGES - 1>();  // slice j's group has landed; the later ones may still be in flight
         __syncwarp();               // and so have the other lanes' copies of it
         {
-            const real* strip = staged_strip(stages + now * STAGE_BYTES, base + (long long)(Gs + j) * pitch_s);
+            const real* strip = staged_strip(stages + now * (NROWS_IN * STAGE_BYTES),
+                                             base + (long long)(Gs + j) * pitch_s);
 #pragma unroll
-            for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain);
+            for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain, STAGE_ROW_OFF);
         }
         now = now + 1 == STAGES ? 0 : now + 1;
         fill = fill + 1 == STAGES ? 0 : fill + 1;

@@ -576,3 +576,26 @@ def test_dense_1d_stages_match_the_strips_read_from_the_field(stencil, t, dtype,
         assert res.passed and res.unwritten == 0 and res.check.sweep.violations == 0
     assert f"{stages} stages in shared memory" in results[0].kernel and "stages" not in results[1].kernel
     assert results[0].max_rel_error == results[1].max_rel_error
+
+
+@pytest.mark.parametrize("stencil, t, dtype, grid, knobs", [
+    (Stencil.box(2, 1), 4, "half", "1031x2053", {"stages": 3}),
+    (Stencil.star(2, 2), 1, "double", "777x1500", {"stages": 4, "x_tiles": 2}),
+    (Stencil.box(2, 1), 2, "float", "513x1029", {"stages": 2, "weights_shared": True}),
+    (Stencil.box(3, 1), 1, "float", "67x41x333", {"stages": 3, "inner_rows": 2}),
+    (Stencil.star(3, 2), 1, "bfloat16", "45x37x300", {"stages": 4}),
+    (Stencil.box(3, 1), 2, "double", "40x21x150", {"stages": 2, "inner_rows": 4})],
+    ids=lambda v: v.name if isinstance(v, Stencil) else str(v))
+def test_dense_2d_3d_stages_match_the_slices_read_from_the_field(stencil, t, dtype, grid, knobs):
+    """The dense kernel's 2D rows and 3D slices of rows staged in shared memory by cp.async pass every sweep's check
+    (partial tiles, clamped inner rows, many slices per warp through its stages), and with the same weights and input
+    their errors are exactly those of the same plan reading its slices from the field."""
+    from tcadvisor.gpu.runner import run
+
+    field = {k: v for k, v in knobs.items() if k != "stages"}
+    results = [run(stencil, dtype, "tensor_core", fuse=t, grid=grid, steps=2 * t + 1, seed=23, gpu="h100",
+                   repeats=1, warmup=0, kernel_options=kn) for kn in (knobs, dict(field, prefetch=0))]
+    for res in results:
+        assert res.passed and res.unwritten == 0 and res.check.sweep.violations == 0
+    assert f"{knobs['stages']} stages in shared memory" in results[0].kernel and "stages" not in results[1].kernel
+    assert results[0].max_rel_error == results[1].max_rel_error

@@ -223,10 +223,10 @@ def test_tensor_core_memory_knobs():
         plans.plan_tensor_cores(st, 1, "fp64", shape, l2_prefetch=40)
 
 
-def test_tensor_core_stages_are_1d_strips_in_shared_memory():
-    """``stages``: the 1D strips staged by cp.async, 2-8 of them per warp after the weights in the block's shared
-    memory, nothing loaded ahead into registers; the kernel's description gives the plan back.  Refused in one line in
-    2D, beside slices ahead and out of range."""
+def test_tensor_core_stages_are_slices_in_shared_memory():
+    """``stages``: each slice's strips staged by cp.async, 2-8 slices per warp after the weights in the block's shared
+    memory (3D: a slice's ni + ir - 1 rows each), nothing loaded ahead into registers; the kernel's description gives
+    the plan back.  Refused in one line beside slices ahead and out of range."""
     from tcadvisor.gpu.plans import recorded_tensor_core_plan
 
     st, shape = Stencil.box(1, 3), MmaShape(16, 8, 16)
@@ -244,7 +244,7 @@ def test_tensor_core_stages_are_1d_strips_in_shared_memory():
     assert recorded_tensor_core_plan(st, 16, "fp16", text.replace("3 stages in shared memory, ", "")).defines \
         == plain.defines
     for kwargs, message in (
-            ({"stages": 9}, r"^stages 9: the Tensor Core kernel stages 2 to 8 strips in shared memory \(0 or none: "
+            ({"stages": 9}, r"^stages 9: the Tensor Core kernel stages 2 to 8 slices in shared memory \(0 or none: "
                             r"no stages\)$"),
             ({"stages": 1}, r"^stages 1: the Tensor Core kernel stages 2 to 8"),
             ({"stages": True}, r"^stages True: the Tensor Core kernel stages 2 to 8"),
@@ -252,9 +252,16 @@ def test_tensor_core_stages_are_1d_strips_in_shared_memory():
                                            r"the Tensor Core kernel loads none ahead into registers \(prefetch 0\)$")):
         with pytest.raises(TcAdvisorError, match=message):
             plans.plan_tensor_cores(st, 16, "fp16", shape, **kwargs)
-    with pytest.raises(TcAdvisorError, match=r"^stages: the Tensor Core kernel stages the strips of a 1D line; this "
-                                             r"stencil is 2D$"):
-        plans.plan_tensor_cores(Stencil.box(2, 1), 2, "fp16", shape, stages=2)
+    # 2D: one row per slice, its strip of 128 - 8 + 16 halves (R = 2) in 288 bytes; 3D with two inner rows: the
+    # slice's 3 + 1 rows, FP64 on m16n8k4 (K_pad 12: 132 doubles, 1056 bytes, from the 16-byte boundary below their
+    # origin: 1072), each row a multiple of 16 bytes
+    flat = plans.plan_tensor_cores(Stencil.box(2, 1), 2, "fp16", shape, prefetch=0)
+    flat_staged = plans.plan_tensor_cores(Stencil.box(2, 1), 2, "fp16", shape, stages=2)
+    assert flat_staged.smem == flat.smem + 4 * 2 * 288 and dict(flat_staged.defines)["K_STAGES"] == 2
+    deep = plans.plan_tensor_cores(Stencil.box(3, 1), 1, "fp64", MmaShape(16, 8, 4), inner_rows=2, prefetch=0)
+    deep_staged = plans.plan_tensor_cores(Stencil.box(3, 1), 1, "fp64", MmaShape(16, 8, 4), inner_rows=2, stages=3)
+    assert plans.tc_stage_bytes(128 - 8 + 12, 8) == 1072
+    assert deep_staged.smem == deep.smem + 4 * 3 * 4 * 1072 and deep_staged.options["prefetch"] == 0
 
 
 def test_instructions_per_mma_count_what_each_slice_issues():
@@ -268,6 +275,12 @@ def test_instructions_per_mma_count_what_each_slice_issues():
     assert staged.instructions_per_mma == pytest.approx(1 + (7 * 2 + 2 * 2 + 5) / 7)
     # dense TF32 1D, r·t = 4 on m16n8k8, two x tiles: 2 tiles x 2 chunks x (4 loads + 4 conversions), 2 x 2 stores,
     # over 2 x 2 MMAs
+    # dense FP64 3D, r·t = 1 on m16n8k4, two inner rows, 3 stages, weights in registers: 4 input rows x 3 chunks x 2
+    # loads, 2 x 2 stores, the stage's commit, wait, two barriers and one 16-byte copy per lane for each of its 4 rows
+    # (1072 bytes: 67 chunks over 32 lanes, 3 for some), over 9 rows x 3 chunks x 2 MMAs
+    staged_3d = plans.plan_tensor_cores(Stencil.box(3, 1), 1, "fp64", MmaShape(16, 8, 4), inner_rows=2, stages=3,
+                                        bregs=True)
+    assert staged_3d.instructions_per_mma == pytest.approx(1 + (24 + 4 + 4 + 4 * 3) / 54)
     tf32 = plans.plan_tensor_cores(Stencil.box(1, 1), 4, "tf32", MmaShape(16, 8, 8), x_tiles=2, prefetch=1)
     assert tf32.instructions_per_mma == pytest.approx(1 + (2 * 2 * 8 + 4) / 4)
     # dense FP64 3D, r·t = 1 on m16n8k4, weights word by word from L1: 3 input rows x 3 chunks x 2 loads, 9 rows x 3

@@ -743,6 +743,70 @@ def test_staged_1d_strips_give_the_bits_of_the_strips_read_from_the_field(host_t
     assert not check(staged, x, run_sweep(bad, x)).passed
 
 
+#: The dense kernel's slices staged in 2D and 3D: a slice is one input row (2D, the warp's x tiles side by side) or its
+#: ni + ir - 1 rows (3D, the rows past the grid clamped to the last), each a row of the stage; weights in registers,
+#: L1 or shared memory, x tiles and inner rows, every precision, an asymmetric custom stencil; grids of partial tiles
+#: and several slices per warp (each warp streams more slices than it has stages).
+STAGED_2D3D = [
+    (Stencil.box(2, 1), 4, "half", 3, {}, (1, 37, 150)),
+    (Stencil.star(2, 1), 2, "float", 4, {"x_tiles": 2}, (1, 29, 300)),
+    (Stencil.box(2, 2), 1, "double", 2, {"weights_shared": True}, (1, 23, 150)),
+    (Stencil.from_offsets([(0, -2), (1, 0), (-2, 1), (0, 0)]), 3, "bfloat16", 5, {"x_tiles": 4}, (1, 21, 150)),
+    (Stencil.box(3, 1), 1, "float", 3, {"inner_rows": 2}, (9, 5, 150)),
+    (Stencil.star(3, 2), 1, "half", 2, {}, (11, 6, 140)),
+    (Stencil.box(3, 1), 2, "bfloat16", 3, {"inner_rows": 4, "weights_shared": True}, (10, 7, 130)),
+    (Stencil.star(3, 1), 2, "double", 4, {"mma": "m16n8k4"}, (9, 4, 150)),
+]
+
+
+@pytest.mark.parametrize("stencil, fuse, dtype, stages, knobs, shape3", STAGED_2D3D, ids=_ids)
+def test_staged_2d_3d_slices_give_the_bits_of_the_slices_read_from_the_field(host_tc, stencil, fuse, dtype, stages,
+                                                                             knobs, shape3):
+    """2D rows and 3D slices of rows copied by cp.async into a warp's stages and read from there: every output in
+    its rounding interval, bit for bit what the same plan reading its slices from the field gives (and in the
+    reversed thread order), every MMA counted, a stage per slice of ni + ir - 1 rows in the block's shared memory;
+    a perturbed weight fails the same check."""
+    from tcadvisor.mma import MmaShape
+
+    knobs = {k: MmaShape.parse(v) if k == "mma" else v for k, v in knobs.items()}
+    w = random_weights(stencil.mask(), np.random.default_rng(19))
+    staged = host_tc("tensor_core", stencil, fuse, dtype, w, stages=stages, **knobs)
+    field = host_tc("tensor_core", stencil, fuse, dtype, w, prefetch=0, **knobs)
+    assert dict(staged.plan.defines)["K_STAGES"] == stages and "K_STAGES" not in dict(field.plan.defines)
+    assert staged.prefetch == 0 and f"{stages} stages in shared memory" in staged.describe()
+    strip = staged.tile_x - 8 + staged.construction.details["K_pad"]
+    rows = 1 if stencil.dims == 2 else 2 * stencil.radius * fuse + knobs.get("inner_rows", 1)
+    warps = staged.plan.options["wx"] * staged.plan.options["wi"]
+    assert staged.smem - field.smem == warps * stages * rows * ((strip * x_bytes(dtype) + 30) // 16 * 16)
+    x, out = checked_sweep(staged, shape3, dtype)
+    assert np.array_equal(out.view(np.uint8), run_sweep(field, x).view(np.uint8))
+    assert np.array_equal(out.view(np.uint8), run_sweep(staged, x, reverse=True).view(np.uint8))
+    bad = host_tc("tensor_core", stencil, fuse, dtype, perturb_largest_weight(w, staged.precision), stages=stages,
+                  **knobs)
+    assert not check(staged, x, run_sweep(bad, x)).passed
+
+
+@pytest.mark.parametrize("stencil, fuse, right, wrong", [
+    # every row of a staged 3D slice read from the stage's first row
+    (Stencil.box(3, 1), 1, "#define STAGE_ROW_OFF(a_) ((a_) * (STAGE_BYTES / (int)sizeof(real)))",
+     "#define STAGE_ROW_OFF(a_) (0)"),
+    # every row of a 3D slice copied into the stage's first row (the others never written: NaN)
+    (Stencil.box(3, 1), 1, "stage_strip((stage_) + a_ * STAGE_BYTES,", "stage_strip((stage_),"),
+    # a 2D slice staged from the row before its own
+    (Stencil.box(2, 1), 2, "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 1);",
+     "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 2);"),
+], ids=["3D rows read from one", "3D rows copied into one", "2D slice one row early"])
+def test_a_broken_2d_3d_stage_is_caught(host_tc, stencil, fuse, right, wrong):
+    """The dense kernel's 2D/3D stages compiled with a slice's rows or its order broken: the check fails."""
+    kernel = host_tc("tensor_core", stencil, fuse, "float", random_weights(stencil.mask(), np.random.default_rng(5)),
+                     stages=3)
+    x = data((7, 6, 140) if stencil.dims == 3 else (1, 19, 140), "float")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    _compile_broken(kernel, "tensor_cores.cu", "tc_stream", right, wrong)
+    out = run_sweep(kernel, x)
+    assert not check(kernel, x, out).passed
+
+
 def x_bytes(dtype: str) -> int:
     return {"double": 8, "float": 4, "half": 2, "bfloat16": 2}[dtype]
 
@@ -777,7 +841,8 @@ def test_staged_strips_off_their_16_byte_boundary(host_tc, dtype, extra):
     # no barrier after the wait: a lane reads the chunks its neighbours copied before they landed
     ("        __syncwarp();               // and so have the other lanes' copies of it\n", "", 0),
     # the next strip copied into the stage being read
-    ("stage_strip(stages + fill * STAGE_BYTES,", "stage_strip(stages + now * STAGE_BYTES,", 0),
+    ("STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES),", "STAGE_SLICE(stages + now * (NROWS_IN * STAGE_BYTES),",
+     0),
     # the strip taken from the stage's start, where the field has it past a 16-byte boundary
     ("return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));",
      "return reinterpret_cast<const real*>(stage);", 1),

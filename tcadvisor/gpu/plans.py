@@ -418,7 +418,8 @@ class LaunchPlan:
           natural order: one load and one conversion, ``cvt.rna.tf32``, per element), shared by the kernel rows
           that multiply it; the weight fragment of every MMA not held in registers (nb words, or as vectors of 16
           bytes from shared memory), one read for the MMAs of its ``ir`` lines; the output row's pair stores (16-bit:
-          each after its conversion); with stages, the copy, commit, wait and two warp barriers;
+          each after its conversion); with stages, a lane's 16-byte copies of every staged row (a row's chunks over
+          the 32 lanes), the commit, the wait and two warp barriers;
         * sparse (kernels/sparse_tensor_cores.cu): per input row and chunk one window vector and the 4 shuffles
           that pass its halves on (two vectors and no shuffle where each lane loads its whole window), TF32 the 4
           conversions; the weight fragment (values and metadata) of every line and chunk not in registers, for the
@@ -438,6 +439,9 @@ class LaunchPlan:
         shape = self.mma
         half = self.precision in ("fp16", "bf16")
         lines_in = o["ni"] + ir - 1 if self.dims == 3 else o["ni"] * ir
+        if o.get("stages"):  # commit, wait, two __syncwarp and each staged row's copies (kernels/tensor_cores.cu)
+            row_bytes = tc_stage_bytes(self.outputs["x"] - 8 + o["k_pad"], ELEMENT_BYTES[self.precision])
+            stage = 4 + (o["ni"] + ir - 1 if self.dims == 3 else 1) * -(-row_bytes // (16 * 32))
         na = shape.m * shape.k // (64 if half else 32)
         nb = shape.k // (8 if half else 4)
         if half:
@@ -1333,10 +1337,11 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     vector path, where the run-time flag kept the scalar path's loads and addresses in it, issued predicated off;
     a field aligned otherwise runs a variant compiled for it.  None: where :data:`TC_FIXED_ALIGNMENT` measured it
     faster, whichever other knobs are given (a build of the same code, not a knob a scan varies with the others).
-    ``stages`` (1D, 2-8; K_STAGES): each slice's input strip copied by cp.async into one of that many stages of the
-    warp's own in shared memory, ``stages`` - 1 in flight while one is multiplied, instead of slices loaded ahead
-    into registers (``prefetch`` is then 0): a staged strip costs no register while in flight and holds the strip
-    once, where the A fragments hold it KCH·k/8 times over.
+    ``stages`` (2-8; K_STAGES): each slice's input strips (3D: its ni + ir - 1 rows) copied by cp.async into one of
+    that many stages of the warp's own in shared memory, ``stages`` - 1 in flight while one is multiplied, instead
+    of slices loaded ahead into registers (``prefetch`` is then 0): a staged strip costs no register while in flight
+    and holds the strip once, where the A fragments hold it KCH·k/8 times over (1D), or beside the pending
+    accumulators where a slice ahead in registers would be a second set of A fragments (2D, 3D).
 
     With no knob given, the measured best of ``tensor_cores`` in kernels/defaults.yaml applies where it has an entry for this
     configuration and ``shape``; in 1D the x tiles and L2 prefetch of ``tensor_cores_1d_x_tiles`` by fused radius
@@ -1379,7 +1384,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
         shared_words = shared_words or chosen.get("shared_words", False)
         x_tiles, inner_rows = chosen.get("x_tiles"), chosen.get("inner_rows")
         stages = chosen.get("stages")
-    stages = _tc_stages(stages, d, prefetch)
+    stages = _tc_stages(stages, prefetch)
     if stages:
         prefetch = 0
     lines = lines_per_warp(d, x_tiles, inner_rows, "a Tensor Core kernel", x_dims=(1, 2))
@@ -1429,7 +1434,7 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     tile_x = shape.m * 8 * xt
     if stages:  # each warp's stages after the weights (kernels/tensor_cores.cu: STAGE_BYTES)
         defines += (("K_STAGES", stages),)
-        smem += warps * stages * tc_stage_bytes(tile_x - 8 + k_pad, ELEMENT_BYTES[precision])
+        smem += warps * stages * (ni + ir - 1) * tc_stage_bytes(tile_x - 8 + k_pad, ELEMENT_BYTES[precision])
     width = block_row_points(d, line_rows, tile_x, wx, "dense", R, precision)
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
@@ -1442,15 +1447,13 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "align": TC_OWN_ALIGNMENT if fixed_alignment else None, "stages": stages})
 
 
-def _tc_stages(stages: int | None, dims: int, prefetch: int | None) -> int:
-    """The dense kernel's ``stages`` checked: 0 (none) or 2-8, in 1D only, and not with slices ahead in registers."""
+def _tc_stages(stages: int | None, prefetch: int | None) -> int:
+    """The dense kernel's ``stages`` checked: 0 (none) or 2-8, and not with slices ahead in registers."""
     if not stages:
         return 0
     if isinstance(stages, bool) or not isinstance(stages, int) or not 2 <= stages <= 8:
-        raise TcAdvisorError(f"stages {stages!r}: the Tensor Core kernel stages 2 to 8 strips in shared memory "
+        raise TcAdvisorError(f"stages {stages!r}: the Tensor Core kernel stages 2 to 8 slices in shared memory "
                              "(0 or none: no stages)")
-    if dims != 1:
-        raise TcAdvisorError(f"stages: the Tensor Core kernel stages the strips of a 1D line; this stencil is {dims}D")
     if prefetch:
         raise TcAdvisorError(f"stages {stages} with prefetch {prefetch}: staged strips are the slices in flight, "
                              "so the Tensor Core kernel loads none ahead into registers (prefetch 0)")
