@@ -1433,7 +1433,8 @@ def variants_tc_stages_2d3d():
     against its default, same run: at shallow fusion the slice ahead in registers (prefetch 1) is a second set of A
     fragments beside the pending accumulators, and the registers leave 2 blocks per SM (kernels/tensor_cores.cu,
     "Why K_STAGES").  Each configuration's default knobs (``_tc_default_knobs``) with 2, 3 or 4 stages and nothing
-    ahead in registers; FP64, TF32 and FP16 on 10240^2 and 512^3 points.  A variant whose block needs more than an
+    ahead in registers (where the default asks the L2 for slices ahead, also 4 stages without that); FP64, TF32 and
+    FP16 on 10240^2 and 512^3 points.  A variant whose block needs more than an
     SM's 227 KiB of shared memory (Star-3D2R FP64 x2 with 4 stages beside its weights) is left out."""
     out = []
     for name, depths in TC_STAGES_2D3D_CONFIGS:
@@ -1441,10 +1442,36 @@ def variants_tc_stages_2d3d():
         for dtype in ("double", "float", "half"):
             for t in depths:
                 base = _tc_default_knobs(name, dtype, t)
-                for kn in [{}] + [dict(base, prefetch=0, stages=s) for s in TC_1D_STAGES]:
+                kns = [{}] + [dict(base, prefetch=0, stages=s) for s in TC_1D_STAGES]
+                if base.get("l2_prefetch"):  # the stages' slices in flight in place of the L2 prefetch's
+                    kns.append(dict(base, prefetch=0, stages=4, l2_prefetch=0))
+                for kn in kns:
                     if kn and _tc_plan(name, dtype, t, kn).smem > 227 * 1024:
                         continue
                     out.append((name, dtype, grid, "tensor_core", t, None, kn))
+    return out
+
+
+def variants_tc_stages_lean():
+    """The staged dense kernel as compiled today beside the kernel file of commit 1c6b82c (``source``:
+    build/kernels-at/1c6b82c/tensor_cores.cu), the same plans, alternating, twice.  Today's stages copy a count of
+    chunks fixed per launch from a pointer advanced by a slice pitch, and the 16-bit path reads a lane's 8 bytes as
+    two 4-byte loads into the registers the MMA reads (the 8-byte loads had filled register pairs that 84 moves per
+    slice rearranged; static SASS of the streaming loop, Box-2D2R FP16 x2 with 4 x tiles: 416 -> 340 instructions
+    for 36 MMAs; Box-2D1R TF32 x4 161 -> 137; Box-1D3R FP16 x16 147 -> 130).  The plans do not change, so the
+    refined model says 1.00x."""
+    configs = [("Box-2D2R", "half", "10240x10240", 2, 4), ("Box-2D1R", "half", "10240x10240", 2, 4),
+               ("Box-2D1R", "float", "10240x10240", 4, 2), ("Box-2D1R", "double", "10240x10240", 1, 2),
+               ("Box-3D1R", "half", "512x512x512", 1, 3), ("Box-1D3R", "half", "134217728", 16, None),
+               ("Box-1D3R", "bfloat16", "134217728", 16, None), ("Box-1D3R", "double", "134217728", 16, None),
+               ("Box-1D2R", "float", "134217728", 8, None)]
+    out = []
+    for name, dtype, grid, t, stages in configs:
+        base = _tc_default_knobs(name, dtype, t)
+        kn = dict(base, prefetch=0, stages=stages) if stages else base
+        for _ in range(2):
+            for src in (None, "1c6b82c"):
+                out.append((name, dtype, grid, "tensor_core", t, None, dict(kn, source=src) if src else kn))
     return out
 
 
@@ -1583,6 +1610,7 @@ SCANS = {
     "tc-1d-stages": lambda args: variants_tc_1d_stages(),
     "tc-1d-stages-occupancy": lambda args: variants_tc_1d_stages_occupancy(),
     "tc-stages-2d3d": lambda args: variants_tc_stages_2d3d(),
+    "tc-stages-lean": lambda args: variants_tc_stages_lean(),
 }
 
 

@@ -218,25 +218,47 @@ typedef real wtype;
 #define STRIP_X (XT * TILE_X - 8 + KCH * MMA_K)
 #define STRIP_BYTES (STRIP_X * (int)sizeof(real))
 #define STAGE_BYTES ((STRIP_BYTES + 30) / 16 * 16)
-// One slice's strip of origin p into a stage (every lane of the warp calls it): the chunks from p's 16-byte boundary
-// to the one holding its last byte, at most 15 bytes past the strip (within the row's padding: the pitch leaves
-// Gx + 16 columns past the last strip, tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).
-__device__ __forceinline__ void stage_strip(unsigned char* stage, const real* p, int lane) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-    const unsigned char* from = reinterpret_cast<const unsigned char*>(a & ~15ULL);
-    const int chunks = (int)(((a & 15ULL) + STRIP_BYTES + 15) >> 4);
-    for (int c = lane; c < chunks; c += 32) copy16_async(reinterpret_cast<uint4*>(stage + 16 * c), from + 16 * c);
+// One strip into a stage row (every lane of the warp calls it): ``chunks`` 16-byte chunks from ``from``, the 16-byte
+// boundary at or below the strip's origin, to the one holding its last byte -- at most 15 bytes past the strip
+// (within the row's padding: the pitch leaves 16 + R columns past the last strip,
+// tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).  ``chunks`` is the same for every slice (computed once), and
+// the lanes' copies are unrolled over the at most STAGE_BYTES / 16 of them.
+#define STAGE_CHUNKS (STAGE_BYTES / 16)
+__device__ __forceinline__ void stage_strip(unsigned char* stage, const unsigned char* from, int lane, int chunks) {
+#pragma unroll
+    for (int i = 0; i < (STAGE_CHUNKS + 31) / 32; ++i) {
+        const int c = lane + 32 * i;
+        if (c < chunks) copy16_async(reinterpret_cast<uint4*>(stage + 16 * c), from + 16 * c);
+    }
 }
-// The strip of origin p in its stage: as far past the stage's start as p is past its 16-byte boundary, so that the
-// fragment loads are aligned in shared memory exactly where they are in the field.
-__device__ __forceinline__ const real* staged_strip(const unsigned char* stage, const real* p) {
-    return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));
+// The 16-byte boundary at or below p, and p's distance past it: every slice's and row's strip sits as far past its
+// boundary as the first (the row and slice pitches are multiples of 16 bytes), so a stage holds its strip that far
+// past the stage's start, and the fragment loads are aligned in shared memory exactly where they are in the field.
+__device__ __forceinline__ const unsigned char* boundary16(const real* p) {
+    return reinterpret_cast<const unsigned char*>(reinterpret_cast<unsigned long long>(p) & ~15ULL);
 }
+__device__ __forceinline__ int skew16(const real* p) { return (int)(reinterpret_cast<unsigned long long>(p) & 15ULL); }
 // Element offset of row a of a stage, for LOAD_A1_AT's row offset where the slice is in shared memory.
 #define STAGE_ROW_OFF(a_) ((a_) * (STAGE_BYTES / (int)sizeof(real)))
 // A plain load, for the fragment loads' loader argument (LOAD_A1_AT) where the strip is in shared memory.
 template <typename T>
 __device__ __forceinline__ T lds_plain(const T* p) { return *p; }
+// 16-bit: a lane's 8 bytes (registers h and h + 2 of a fragment) as two 4-byte loads.  An 8-byte load fills an
+// aligned register pair, where the MMA wants a0-a3 in four consecutive registers: the static SASS of Box-2D2R FP16 x2
+// with 4 x tiles and 4 stages moved 84 registers per slice for 36 MMAs (18 reading the field through L1).  A 4-byte
+// load lands in the register the MMA reads; an asm load, so that the compiler does not merge the two again.
+template <>
+__device__ __forceinline__ uint2 lds_plain<uint2>(const uint2* p) {
+#if defined(TCADVISOR_HOST_EMU)
+    return *p;
+#else
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    uint2 w;
+    asm("ld.shared.b32 %0, [%1];" : "=r"(w.x) : "r"(a));
+    asm("ld.shared.b32 %0, [%1 + 4];" : "=r"(w.y) : "r"(a));
+    return w;
+#endif
+}
 #endif
 
 #if B_SHARED == 2
@@ -581,14 +603,21 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     // stage holds the slice's NROWS_IN input rows (their origins as the field loads': ROW_OFF, clamped past the grid).
     unsigned char* stages = smem_raw + (B_SHARED ? NROWS * KCH * 32 * NB * (int)sizeof(wtype) : 0)
                             + warp * (STAGES * NROWS_IN * STAGE_BYTES);
-#define STAGE_SLICE(stage_, j_)                                                                \
+    // Per slice the copies start at a 16-byte boundary one slice pitch past the last (a pointer advanced, not an
+    // address recomputed); the strip's distance past its boundary is the same for every slice and row.
+    const long long slice_bytes = pitch_s * (long long)sizeof(real);
+    const unsigned char* fill_from = boundary16(base + (long long)(Gs + S0 - RS) * pitch_s);
+    const int skew = skew16(base + (long long)(Gs + S0 - RS) * pitch_s);
+    const int chunks = (skew + STRIP_BYTES + 15) >> 4;
+#define STAGE_SLICE(stage_, from_)                                                             \
     {                                                                                          \
         _Pragma("unroll") for (int a_ = 0; a_ < NROWS_IN; ++a_)                                \
-            stage_strip((stage_) + a_ * STAGE_BYTES, base + (long long)(Gs + (j_)) * pitch_s + ROW_OFF(a_), lane); \
+            stage_strip((stage_) + a_ * STAGE_BYTES, (from_) + ROW_OFF(a_) * (long long)sizeof(real), lane, chunks); \
     }
 #pragma unroll
     for (int p = 0; p < STAGES - 1; ++p) {
-        if (S0 - RS + p < S1 + RS) STAGE_SLICE(stages + p * (NROWS_IN * STAGE_BYTES), S0 - RS + p);
+        if (S0 - RS + p < S1 + RS) STAGE_SLICE(stages + p * (NROWS_IN * STAGE_BYTES), fill_from);
+        fill_from += slice_bytes;
         commit_copies();
     }
     int now = 0, fill = STAGES - 1;  // the stage of this slice, and the one slice j + STAGES - 1 goes into
@@ -619,13 +648,13 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
 #elif STAGES
         __syncwarp();  // every lane has read the stage refilled now (it held slice j - 1)
-        if (j + STAGES - 1 < S1 + RS) STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 1);
+        if (j + STAGES - 1 < S1 + RS) STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from);
+        fill_from += slice_bytes;
         commit_copies();
         wait_copies<STAGES - 1>();  // slice j's group has landed; the later ones may still be in flight
         __syncwarp();               // and so have the other lanes' copies of it
         {
-            const real* strip = staged_strip(stages + now * (NROWS_IN * STAGE_BYTES),
-                                             base + (long long)(Gs + j) * pitch_s);
+            const real* strip = reinterpret_cast<const real*>(stages + now * (NROWS_IN * STAGE_BYTES) + skew);
 #pragma unroll
             for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain, STAGE_ROW_OFF);
         }

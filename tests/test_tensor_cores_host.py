@@ -793,8 +793,8 @@ def test_staged_2d_3d_slices_give_the_bits_of_the_slices_read_from_the_field(hos
     # every row of a 3D slice copied into the stage's first row (the others never written: NaN)
     (Stencil.box(3, 1), 1, "stage_strip((stage_) + a_ * STAGE_BYTES,", "stage_strip((stage_),"),
     # a 2D slice staged from the row before its own
-    (Stencil.box(2, 1), 2, "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 1);",
-     "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), j + STAGES - 2);"),
+    (Stencil.box(2, 1), 2, "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from);",
+     "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from - slice_bytes);"),
 ], ids=["3D rows read from one", "3D rows copied into one", "2D slice one row early"])
 def test_a_broken_2d_3d_stage_is_caught(host_tc, stencil, fuse, right, wrong):
     """The dense kernel's 2D/3D stages compiled with a slice's rows or its order broken: the check fails."""
@@ -835,6 +835,22 @@ def test_staged_strips_off_their_16_byte_boundary(host_tc, dtype, extra):
     assert np.array_equal(out.view(np.uint8), run_sweep(field, x).view(np.uint8))
 
 
+def test_staged_kernel_refuses_a_pitch_of_partial_16_byte_chunks(host_tc):
+    """The stages keep one 16-byte skew for every slice and row, so a field whose row pitch is not a whole number of
+    16-byte chunks (here 2 halves more) is refused in one line naming the pitches, not computed wrong."""
+    import dataclasses
+
+    st = Stencil.box(2, 1)
+    kernel = host_tc("tensor_core", st, 1, "half", random_weights(st.mask(), np.random.default_rng(2)), stages=2)
+    own = kernel.geometry
+    kernel.geometry = lambda shape3: dataclasses.replace(own(shape3), pitch=own(shape3).pitch + 2)
+    pitch = own((1, 9, 140)).pitch + 2
+    with pytest.raises(TcAdvisorError, match=rf"^stages 2: the staged Tensor Core kernel needs row and slice pitches "
+                                             rf"of whole 16-byte chunks; this field's are \d+ and {pitch} elements "
+                                             rf"of 2 bytes$"):
+        run_sweep(kernel, data((1, 9, 140), "half"))
+
+
 @pytest.mark.parametrize("right, wrong, extra", [
     # one group too many left in flight: the strip is read before its copies landed
     ("wait_copies<STAGES - 1>();", "wait_copies<STAGES>();", 0),
@@ -844,8 +860,7 @@ def test_staged_strips_off_their_16_byte_boundary(host_tc, dtype, extra):
     ("STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES),", "STAGE_SLICE(stages + now * (NROWS_IN * STAGE_BYTES),",
      0),
     # the strip taken from the stage's start, where the field has it past a 16-byte boundary
-    ("return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));",
-     "return reinterpret_cast<const real*>(stage);", 1),
+    ("stages + now * (NROWS_IN * STAGE_BYTES) + skew);", "stages + now * (NROWS_IN * STAGE_BYTES));", 1),
 ], ids=["wait one group short", "no warp barrier", "refill the stage in use", "strip offset ignored"])
 def test_a_broken_strip_stage_is_caught(host_tc, right, wrong, extra):
     """The dense kernel's stages compiled with their synchronisation or their offset broken: the check fails in at

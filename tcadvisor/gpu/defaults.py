@@ -55,6 +55,8 @@ ENTRIES = {
     "tensor_cores_1d_rows": "kernel (dense, sparse) -> precision -> the fused radius from which a 1D line runs as rows",
     "tensor_cores_1d_x_tiles": "precision -> the fused radius from which the knobs hold -> {x_tiles, l2_prefetch}",
     "tensor_cores_1d_stages": "precision -> the fused radius from which the count holds -> stages (0 or 2-8)",
+    "tensor_cores_stages": "dimensions (2, 3) -> precision -> the fused radius from which the count holds -> stages "
+                           "(0 or 2-8)",
 }
 
 
@@ -86,6 +88,7 @@ class MeasuredDefaults:
     line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
     tc_1d_x_tiles: dict  # precision -> ((from fused radius, {knob: value}), ...) by radius, the dense kernel in 1D
     tc_1d_stages: dict  # precision -> ((from fused radius, stages), ...) by radius, the dense kernel in 1D
+    tc_stages: dict  # (dims, precision) -> ((from fused radius, stages), ...) by radius, the dense kernel in 2D/3D
     sources: dict  # entry -> tuple of results folders
 
 
@@ -223,16 +226,21 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         if not steps or steps[0][0] != 1:
             raise rd.fail(where, "entries from fused radius 1 on", ranges)
         x_tiles_1d[p] = tuple(steps)
-    stages_1d = {}
-    for p, ranges in rd.mapping(v["tensor_cores_1d_stages"], "tensor_cores_1d_stages.value", _PRECISIONS).items():
-        where = f"tensor_cores_1d_stages.value.{p}"
+    def stage_steps(ranges, where):
         steps = []
         for R, count in rd.mapping(ranges, where).items():
             count = rd.int_(count, f"{where}.{R}", 0, 8)
             if count == 1:
                 raise rd.fail(f"{where}.{R}", "0 (no stages) or 2-8 stages", count)
             steps.append((rd.int_(R, f"{where} fused radius", 1, 64), count))
-        stages_1d[p] = tuple(sorted(steps))
+        return tuple(sorted(steps))
+
+    stages_1d = {p: stage_steps(ranges, f"tensor_cores_1d_stages.value.{p}") for p, ranges in
+                 rd.mapping(v["tensor_cores_1d_stages"], "tensor_cores_1d_stages.value", _PRECISIONS).items()}
+    stages = {}
+    for d, by_precision in rd.mapping(v["tensor_cores_stages"], "tensor_cores_stages.value", (2, 3)).items():
+        for p, ranges in rd.mapping(by_precision, f"tensor_cores_stages.value.{d}", _PRECISIONS).items():
+            stages[d, p] = stage_steps(ranges, f"tensor_cores_stages.value.{d}.{p}")
     cc3d = {}
     # fp16: the FP16/BF16 pairs' own tiles where they were measured (else they take FP32's)
     for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS + ("fp16",)).items():
@@ -322,6 +330,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         line_rows_from=line_rows,
         tc_1d_x_tiles=x_tiles_1d,
         tc_1d_stages=stages_1d,
+        tc_stages=stages,
         sources=sources,
     )
 

@@ -1273,6 +1273,12 @@ def tc_1d_x_tiles(precision: str, fused_radius: int) -> dict:
     return dict(_from_radius(defaults.measured().tc_1d_x_tiles.get(precision, ()), fused_radius, {}))
 
 
+def tc_stages(dims: int, precision: str, fused_radius: int) -> int:
+    """The dense kernel's stages in 2D or 3D at ``fused_radius`` (``tensor_cores_stages`` of kernels/defaults.yaml:
+    the count of the last listed radius at or below it; 0 below the first and for a precision not listed)."""
+    return _from_radius(defaults.measured().tc_stages.get((dims, precision), ()), fused_radius, 0)
+
+
 def tc_1d_stages(precision: str, fused_radius: int) -> int:
     """The dense kernel's stages in 1D at ``fused_radius`` (``tensor_cores_1d_stages`` of kernels/defaults.yaml: the
     count of the last listed radius at or below it; 0 below the first and for a precision not listed)."""
@@ -1379,6 +1385,10 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
                 measured_as = "fp16" if precision == "bf16" else precision
                 chosen.update(tc_1d_x_tiles(measured_as, R), stages=tc_1d_stages(measured_as, R))
+        if d > 1 and tc_stages(d, "fp16" if precision == "bf16" else precision, R):
+            # 2D/3D: the stages by fused radius (tensor_cores_stages) over the entry's or the rules' knobs, which the
+            # scan measured them beside; the slices in flight are then the stages', none ahead in registers
+            chosen = dict(chosen, stages=tc_stages(d, "fp16" if precision == "bf16" else precision, R), prefetch=0)
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)

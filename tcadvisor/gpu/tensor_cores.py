@@ -256,6 +256,12 @@ class TensorCoreKernel(MatrixUnitKernel):
         gx, align = fin.geometry.gx, self.alignment(fin)
         kernel = self.compiled_for(align)
         for grid, per, src, dst, nx, ni, ns, pi, ps, gi, gs in self._launches(fin, fout):
+            size = plans.ELEMENT_BYTES[self.precision]
+            if self.stages and (pi * size % 16 or ps * size % 16):
+                # the stages hold every slice and row as far past its 16-byte boundary as the first
+                raise TcAdvisorError(f"stages {self.stages}: the staged Tensor Core kernel needs row and slice pitches "
+                                     f"of whole 16-byte chunks; this field's are {pi} and {ps} elements of {size} "
+                                     "bytes")
             kernel(grid, (self.threads,), (src, dst, self.wfrag, i32(nx), i32(ni), i32(ns), np.int64(pi),
                                                  np.int64(ps), i32(gx), i32(gi), i32(gs), i32(per), i32(align)),
                         shared_mem=self.smem)
