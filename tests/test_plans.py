@@ -264,15 +264,34 @@ def test_tensor_core_stages_are_slices_in_shared_memory():
     assert deep_staged.smem == deep.smem + 4 * 3 * 4 * 1072 and deep_staged.options["prefetch"] == 0
 
 
+def test_2d_3d_defaults_stage_slices_by_fused_radius_within_99_kib():
+    """``tensor_cores_stages`` of kernels/defaults.yaml: the defaults stage 2D/3D slices by fused radius (BF16 as
+    FP16), with nothing ahead in registers and no L2 prefetch; none beyond the listed radii, none for FP64 in 3D, and
+    none where the block's shared memory would pass 99 KiB (3D TF32 at r·t = 3: 114 KiB and more)."""
+    def default(st, t, precision, shape):
+        o = plans.plan_tensor_cores(st, t, precision, shape).options
+        return o["stages"], o["prefetch"], o["l2_prefetch"]
+
+    k16, k8, k4 = MmaShape(16, 8, 16), MmaShape(16, 8, 8), MmaShape(16, 8, 4)
+    assert default(Stencil.box(2, 1), 4, "fp16", k16) == (4, 0, 0) == default(Stencil.box(2, 2), 2, "bf16", k16)
+    assert default(Stencil.box(2, 1), 5, "fp16", k16)[0] == 0
+    assert default(Stencil.star(2, 1), 1, "tf32", k4) == (2, 0, 0) and default(Stencil.box(2, 1), 4, "tf32", k8)[0] == 4
+    assert default(Stencil.box(2, 1), 1, "fp64", k4)[0] == 3 and default(Stencil.box(2, 1), 2, "fp64", k4)[0] == 0
+    assert default(Stencil.box(3, 1), 2, "fp16", k16)[0] == 3 and default(Stencil.box(3, 1), 1, "fp16", k16)[0] == 0
+    assert default(Stencil.star(3, 1), 2, "tf32", k4)[0] == 2 and default(Stencil.box(3, 1), 2, "fp64", k4)[0] == 0
+    assert default(Stencil.star(3, 3), 1, "tf32", k8)[0] == 0
+    assert plans.tc_stages(3, "tf32", 3) == 0 and plans.tc_stages(2, "tf32", 3) == 4 and plans.tc_stages(1, "tf32", 3) == 0
+
+
 def test_instructions_per_mma_count_what_each_slice_issues():
     """n_im, the refined model's instructions per MMA (LaunchPlan.instructions_per_mma), counted by hand from the
     kernels' slice loops: the MMA and its share of the fragment loads (and TF32 conversions), of the weight loads not
     in registers, of the output row's stores and of a stage's copy, commit, wait and two warp barriers."""
     shape16 = MmaShape(16, 8, 16)
-    # dense FP16 1D, r·t = 48, 2 stages: 7 chunks x 2 vector loads, 2 pair stores each after its conversion, 5 for
-    # the stage, over 7 MMAs
+    # dense FP16 1D, r·t = 48, 2 stages: 7 chunks x 4 word loads from the stage, 2 pair stores each after its
+    # conversion, 5 for the stage (one 16-byte copy per lane: 480 bytes), over 7 MMAs
     staged = plans.plan_tensor_cores(Stencil.box(1, 3), 16, "fp16", shape16, stages=2)
-    assert staged.instructions_per_mma == pytest.approx(1 + (7 * 2 + 2 * 2 + 5) / 7)
+    assert staged.instructions_per_mma == pytest.approx(1 + (7 * 4 + 2 * 2 + 5) / 7)
     # dense TF32 1D, r·t = 4 on m16n8k8, two x tiles: 2 tiles x 2 chunks x (4 loads + 4 conversions), 2 x 2 stores,
     # over 2 x 2 MMAs
     # dense FP64 3D, r·t = 1 on m16n8k4, two inner rows, 3 stages, weights in registers: 4 input rows x 3 chunks x 2

@@ -414,7 +414,7 @@ class LaunchPlan:
         Per streamed slice a warp issues its MMAs (kernel rows x K chunks x lines), and besides them:
 
         * dense (kernels/tensor_cores.cu): per input row and chunk the loads of one A fragment (16-bit: two 8-byte
-          vectors; FP64 m16: two loads of k/8 doubles each, or single doubles for k = 4; m8n8k4: one; TF32 in the
+          vectors, or four 4-byte words from a stage; FP64 m16: two loads of k/8 doubles each, or single doubles for k = 4; m8n8k4: one; TF32 in the
           natural order: one load and one conversion, ``cvt.rna.tf32``, per element), shared by the kernel rows
           that multiply it; the weight fragment of every MMA not held in registers (nb words, or as vectors of 16
           bytes from shared memory), one read for the MMAs of its ``ir`` lines; the output row's pair stores (16-bit:
@@ -444,8 +444,8 @@ class LaunchPlan:
             stage = 4 + (o["ni"] + ir - 1 if self.dims == 3 else 1) * -(-row_bytes // (16 * 32))
         na = shape.m * shape.k // (64 if half else 32)
         nb = shape.k // (8 if half else 4)
-        if half:
-            per_fragment = 2
+        if half:  # two 8-byte vectors from the field; from a stage, four 4-byte loads (kernels/tensor_cores.cu)
+            per_fragment = 4 if o.get("stages") else 2
         elif self.precision == "fp64":
             kq = shape.k // 4 if shape.m == 16 else 1
             per_fragment = (2 if shape.m == 16 else 1) * (kq // 2 if kq > 1 else 1)
@@ -1385,10 +1385,14 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
                 measured_as = "fp16" if precision == "bf16" else precision
                 chosen.update(tc_1d_x_tiles(measured_as, R), stages=tc_1d_stages(measured_as, R))
-        if d > 1 and tc_stages(d, "fp16" if precision == "bf16" else precision, R):
+        ruled = tc_stages(d, "fp16" if precision == "bf16" else precision, R) if d > 1 else 0
+        if ruled and _tc_block_smem(chosen, ruled, d, ni, shape, k_pad, b_regs, precision) <= B_SMEM_LIMIT:
             # 2D/3D: the stages by fused radius (tensor_cores_stages) over the entry's or the rules' knobs, which the
-            # scan measured them beside; the slices in flight are then the stages', none ahead in registers
-            chosen = dict(chosen, stages=tc_stages(d, "fp16" if precision == "bf16" else precision, R), prefetch=0)
+            # scan measured them beside; the slices in flight are then the stages', none ahead in registers and none
+            # asked of the L2 (4 stages without it beat every count with it where the default had one).  Only while
+            # the block's shared memory fits what every GPU the specs model lets a block have, so that the default
+            # stays resident on each (and on every MMA shape the advisor weighs).
+            chosen = dict(chosen, stages=ruled, prefetch=0, l2_prefetch=0)
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
@@ -1455,6 +1459,17 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "weights_shared": bool(weights_shared),
                                "shared_words": shared_words, "ir": xt * ir, "row_width": width,
                                "align": TC_OWN_ALIGNMENT if fixed_alignment else None, "stages": stages})
+
+
+def _tc_block_smem(knobs: dict, stages: int, dims: int, ni: int, shape: MmaShape, k_pad: int, b_regs: int,
+                   precision: str) -> int:
+    """Shared memory of the dense kernel's block with ``knobs`` and ``stages`` (as :func:`plan_tensor_cores` counts it:
+    the weights where they are in shared memory, then every warp's stages of ni + ir - 1 rows)."""
+    lines = int(knobs.get("x_tiles") or knobs.get("inner_rows") or 1)
+    xt, ir = (lines, 1) if dims != 3 else (1, lines)
+    weights = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if knobs.get("weights_shared") else 0
+    stage = tc_stage_bytes(shape.m * 8 * xt - 8 + k_pad, ELEMENT_BYTES[precision])
+    return weights + int(knobs.get("warps") or 4) * stages * (ni + ir - 1) * stage
 
 
 def _tc_stages(stages: int | None, prefetch: int | None) -> int:
