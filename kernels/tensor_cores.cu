@@ -218,6 +218,26 @@ typedef real wtype;
 #define STRIP_X (XT * TILE_X - 8 + KCH * MMA_K)
 #define STRIP_BYTES (STRIP_X * (int)sizeof(real))
 #define STAGE_BYTES ((STRIP_BYTES + 30) / 16 * 16)
+// 1D (STAGED_1D) keeps the stage code of 2026-12-02, the rest the leaner code of 2026-12-03: in 1D, with x tiles,
+// the leaner code raised the registers (Box-1D2R FP16 x16, four x tiles: 92 -> 132, 5 -> 3 blocks per SM) and ran
+// 0.72-0.96x (validation/results/h200-2026-12-03/NOTES.md), where in 2D it gained up to 1.24x.
+#define STAGED_1D (NS == 1 && NI == 1)
+#if STAGED_1D
+// One slice's strip of origin p into a stage (every lane of the warp calls it): the chunks from p's 16-byte boundary
+// to the one holding its last byte, at most 15 bytes past the strip (within the row's padding: the pitch leaves
+// Gx + 16 columns past the last strip, tcadvisor.gpu.tensor_cores.TensorCoreKernel.geometry).
+__device__ __forceinline__ void stage_strip(unsigned char* stage, const real* p, int lane) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    const unsigned char* from = reinterpret_cast<const unsigned char*>(a & ~15ULL);
+    const int chunks = (int)(((a & 15ULL) + STRIP_BYTES + 15) >> 4);
+    for (int c = lane; c < chunks; c += 32) copy16_async(reinterpret_cast<uint4*>(stage + 16 * c), from + 16 * c);
+}
+// The strip of origin p in its stage: as far past the stage's start as p is past its 16-byte boundary, so that the
+// fragment loads are aligned in shared memory exactly where they are in the field.
+__device__ __forceinline__ const real* staged_strip(const unsigned char* stage, const real* p) {
+    return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));
+}
+#else
 // One strip into a stage row (every lane of the warp calls it): ``chunks`` 16-byte chunks from ``from``, the 16-byte
 // boundary at or below the strip's origin, to the one holding its last byte -- at most 15 bytes past the strip
 // (within the row's padding: the pitch leaves 16 + R columns past the last strip,
@@ -238,6 +258,7 @@ __device__ __forceinline__ const unsigned char* boundary16(const real* p) {
     return reinterpret_cast<const unsigned char*>(reinterpret_cast<unsigned long long>(p) & ~15ULL);
 }
 __device__ __forceinline__ int skew16(const real* p) { return (int)(reinterpret_cast<unsigned long long>(p) & 15ULL); }
+#endif
 // Element offset of row a of a stage, for LOAD_A1_AT's row offset where the slice is in shared memory.
 #define STAGE_ROW_OFF(a_) ((a_) * (STAGE_BYTES / (int)sizeof(real)))
 // A plain load, for the fragment loads' loader argument (LOAD_A1_AT) where the strip is in shared memory.
@@ -247,6 +268,7 @@ __device__ __forceinline__ T lds_plain(const T* p) { return *p; }
 // aligned register pair, where the MMA wants a0-a3 in four consecutive registers: the static SASS of Box-2D2R FP16 x2
 // with 4 x tiles and 4 stages moved 84 registers per slice for 36 MMAs (18 reading the field through L1).  A 4-byte
 // load lands in the register the MMA reads; an asm load, so that the compiler does not merge the two again.
+#if !STAGED_1D
 template <>
 __device__ __forceinline__ uint2 lds_plain<uint2>(const uint2* p) {
 #if defined(TCADVISOR_HOST_EMU)
@@ -259,6 +281,7 @@ __device__ __forceinline__ uint2 lds_plain<uint2>(const uint2* p) {
     return w;
 #endif
 }
+#endif
 #endif
 
 #if B_SHARED == 2
@@ -601,6 +624,15 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
     // This warp's stages follow the weight fragments (a block's copy of them, a multiple of 16 bytes, where they are
     // in shared memory): one commit group per slice, empty past the end, so that the count in flight holds.  A
     // stage holds the slice's NROWS_IN input rows (their origins as the field loads': ROW_OFF, clamped past the grid).
+#if STAGED_1D
+    unsigned char* stages = smem_raw + (B_SHARED ? NROWS * KCH * 32 * NB * (int)sizeof(wtype) : 0)
+                            + warp * (STAGES * STAGE_BYTES);
+#pragma unroll
+    for (int p = 0; p < STAGES - 1; ++p) {
+        if (S0 + p < S1) stage_strip(stages + p * STAGE_BYTES, base + (long long)(Gs + S0 + p) * pitch_s, lane);
+        commit_copies();
+    }
+#else
     unsigned char* stages = smem_raw + (B_SHARED ? NROWS * KCH * 32 * NB * (int)sizeof(wtype) : 0)
                             + warp * (STAGES * NROWS_IN * STAGE_BYTES);
     // Per slice the copies start at a 16-byte boundary one slice pitch past the last (a pointer advanced, not an
@@ -620,6 +652,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         fill_from += slice_bytes;
         commit_copies();
     }
+#endif
     int now = 0, fill = STAGES - 1;  // the stage of this slice, and the one slice j + STAGES - 1 goes into
 #endif
 #if PF > 0
@@ -648,6 +681,18 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
         if (j + PF < S1 + RS) LOAD_A(j + PF, an[PF - 1]);
 #elif STAGES
         __syncwarp();  // every lane has read the stage refilled now (it held slice j - 1)
+#if STAGED_1D
+        if (j + STAGES - 1 < S1) stage_strip(stages + fill * STAGE_BYTES, base + (long long)(Gs + j + STAGES - 1) * pitch_s,
+                                             lane);
+        commit_copies();
+        wait_copies<STAGES - 1>();  // slice j's group has landed; the later ones may still be in flight
+        __syncwarp();               // and so have the other lanes' copies of it
+        {
+            const real* strip = staged_strip(stages + now * STAGE_BYTES, base + (long long)(Gs + j) * pitch_s);
+#pragma unroll
+            for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain, ROW_OFF);
+        }
+#else
         if (j + STAGES - 1 < S1 + RS) STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from);
         fill_from += slice_bytes;
         commit_copies();
@@ -658,6 +703,7 @@ tc_stream(const real* __restrict__ in, real* __restrict__ out, const wtype* __re
 #pragma unroll
             for (int x_ = 0; x_ < XT; ++x_) LOAD_A1_AT(strip + x_ * TILE_X, af[x_], lds_plain, STAGE_ROW_OFF);
         }
+#endif
         now = now + 1 == STAGES ? 0 : now + 1;
         fill = fill + 1 == STAGES ? 0 : fill + 1;
 #else

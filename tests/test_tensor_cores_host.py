@@ -795,16 +795,39 @@ def test_staged_2d_3d_slices_give_the_bits_of_the_slices_read_from_the_field(hos
     # a 2D slice staged from the row before its own
     (Stencil.box(2, 1), 2, "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from);",
      "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from - slice_bytes);"),
-], ids=["3D rows read from one", "3D rows copied into one", "2D slice one row early"])
+    # the next slice copied into the stage being read
+    (Stencil.box(2, 1), 2, "STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES), fill_from);",
+     "STAGE_SLICE(stages + now * (NROWS_IN * STAGE_BYTES), fill_from);"),
+    # the copies' chunk count one short
+    (Stencil.box(2, 1), 1, "const int chunks = (skew + STRIP_BYTES + 15) >> 4;",
+     "const int chunks = ((skew + STRIP_BYTES + 15) >> 4) - 1;"),
+], ids=["3D rows read from one", "3D rows copied into one", "2D slice one row early", "refill the stage in use",
+        "a chunk short"])
 def test_a_broken_2d_3d_stage_is_caught(host_tc, stencil, fuse, right, wrong):
-    """The dense kernel's 2D/3D stages compiled with a slice's rows or its order broken: the check fails."""
+    """The dense kernel's 2D/3D stages compiled with a slice's rows, its order or its copies broken: the check fails
+    (or outputs are NaN: a stage's bytes nobody copied) in at least one of the two thread orders."""
     kernel = host_tc("tensor_core", stencil, fuse, "float", random_weights(stencil.mask(), np.random.default_rng(5)),
                      stages=3)
     x = data((7, 6, 140) if stencil.dims == 3 else (1, 19, 140), "float")
     assert check(kernel, x, run_sweep(kernel, x)).passed
     _compile_broken(kernel, "tensor_cores.cu", "tc_stream", right, wrong)
-    out = run_sweep(kernel, x)
-    assert not check(kernel, x, out).passed
+    caught = [not check(kernel, x, out).passed or not np.isfinite(from_storage(out, "float")).all()
+              for out in (run_sweep(kernel, x), run_sweep(kernel, x, reverse=True))]
+    assert any(caught)
+
+
+def test_a_2d_stage_ignoring_its_skew_is_caught(host_tc):
+    """A 2D stage read from its start where the field has the strip past a 16-byte boundary (a wider ghost layer):
+    the check fails."""
+    st = Stencil.box(2, 1)
+    kernel = _wider_ghosts(host_tc("tensor_core", st, 2, "half", random_weights(st.mask(), np.random.default_rng(4)),
+                                   stages=2), 1)
+    x = data((1, 15, 140), "half")
+    assert check(kernel, x, run_sweep(kernel, x)).passed
+    _compile_broken(kernel, "tensor_cores.cu", "tc_stream", "stages + now * (NROWS_IN * STAGE_BYTES) + skew);",
+                    "stages + now * (NROWS_IN * STAGE_BYTES));")
+    kernel.compiled_for = lambda align: kernel.kernel
+    assert not check(kernel, x, run_sweep(kernel, x)).passed
 
 
 def x_bytes(dtype: str) -> int:
@@ -857,10 +880,10 @@ def test_staged_kernel_refuses_a_pitch_of_partial_16_byte_chunks(host_tc):
     # no barrier after the wait: a lane reads the chunks its neighbours copied before they landed
     ("        __syncwarp();               // and so have the other lanes' copies of it\n", "", 0),
     # the next strip copied into the stage being read
-    ("STAGE_SLICE(stages + fill * (NROWS_IN * STAGE_BYTES),", "STAGE_SLICE(stages + now * (NROWS_IN * STAGE_BYTES),",
-     0),
+    ("stage_strip(stages + fill * STAGE_BYTES,", "stage_strip(stages + now * STAGE_BYTES,", 0),
     # the strip taken from the stage's start, where the field has it past a 16-byte boundary
-    ("stages + now * (NROWS_IN * STAGE_BYTES) + skew);", "stages + now * (NROWS_IN * STAGE_BYTES));", 1),
+    ("return reinterpret_cast<const real*>(stage + (reinterpret_cast<unsigned long long>(p) & 15ULL));",
+     "return reinterpret_cast<const real*>(stage);", 1),
 ], ids=["wait one group short", "no warp barrier", "refill the stage in use", "strip offset ignored"])
 def test_a_broken_strip_stage_is_caught(host_tc, right, wrong, extra):
     """The dense kernel's stages compiled with their synchronisation or their offset broken: the check fails in at
