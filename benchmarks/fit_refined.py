@@ -61,9 +61,11 @@ LAUNCH_NEUTRAL = {
         "describe() names the iterations of input rows in flight where there are more than one (K_PF > 1), "
         "which no run recorded before it used"),
     "tcadvisor/gpu/tensor_cores.py": (
-        "e0bd2609943d8675f29794862f8442bd8d75431a166307bc51be2c3685aae81d",
+        "ebedfade275af273b762c72cde6fab05c201353424aa98d11e7d6c870d0a603e",
         "the kernel class passes ``stages`` to the planner and describe() names the stages in shared memory "
-        "(K_STAGES), which no run recorded before it used; its refusal beyond a block's shared memory names them"),
+        "(K_STAGES), which no run recorded before it used; its refusal beyond a block's shared memory names them; "
+        "sweep() refuses a staged kernel on a field whose row or slice pitch is not whole 16-byte chunks, which no "
+        "recorded run had (every recorded field's pitch is a multiple of 32 elements)"),
 }
 
 

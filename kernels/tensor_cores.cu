@@ -218,9 +218,9 @@ typedef real wtype;
 #define STRIP_X (XT * TILE_X - 8 + KCH * MMA_K)
 #define STRIP_BYTES (STRIP_X * (int)sizeof(real))
 #define STAGE_BYTES ((STRIP_BYTES + 30) / 16 * 16)
-// 1D (STAGED_1D) keeps the stage code of 2026-12-02, the rest the leaner code of 2026-12-03: in 1D, with x tiles,
-// the leaner code raised the registers (Box-1D2R FP16 x16, four x tiles: 92 -> 132, 5 -> 3 blocks per SM) and ran
-// 0.72-0.96x (validation/results/h200-2026-12-03/NOTES.md), where in 2D it gained up to 1.24x.
+// 1D (STAGED_1D) keeps the stage code it was first measured with (session 50), 2D and 3D the leaner code of session
+// 51: in 1D, with x tiles, the leaner code raised the registers (Box-1D2R FP16 x16, four x tiles: 92 -> 132, 5 -> 3
+// blocks per SM) and ran 0.72-0.96x, where in 2D it gained up to 1.24x (validation/results/h200-2026-12-02/NOTES.md).
 #define STAGED_1D (NS == 1 && NI == 1)
 #if STAGED_1D
 // One slice's strip of origin p into a stage (every lane of the warp calls it): the chunks from p's 16-byte boundary
