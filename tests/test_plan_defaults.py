@@ -255,9 +255,9 @@ def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
                     reason="the preprocessed check reads the recorded sources from git and needs cpp")
 def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess_the_same(tmp_path):
     """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF, before the 1D tile's stores were
-    rewritten (2026-12-01) and before the dense kernel staged its 1D strips (2026-12-02): stamped by the preprocessed
-    check, its runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4 iterations ahead now; the
-    staged 1D dense ones) or whose launch compiles to other tokens today (every 1D tile) superseded and read as not
+    rewritten (2026-12-01) and before the dense kernel staged its 1D strips and then its 2D/3D slices (2026-12-02):
+    stamped by the preprocessed check, its runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4
+    iterations ahead now; the staged dense ones) or whose launch compiles to other tokens today (every 1D tile) superseded and read as not
     run, the others as recorded (the Tensor Core kernels' other launches preprocess to the tokens they ran); a
     second stamp from the same recording finds the same."""
     from tcadvisor.fingerprint import kernel_fingerprint
@@ -286,10 +286,11 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     tiles = {k for k in before if before[k].startswith("1D tiles")}
     assert len(tiles) == 86
     assert set(superseded) == {k for k in before if before[k] != today[k]} | tiles
-    # FP32/FP64: the 7 + 16 of before, the 42 1D tile runs, 10 of which were among those, and the 22 FP64/TF32 runs
-    # of the dense kernel in 1D whose strips are staged in shared memory since 2026-12-02 (37 with FP16/BF16)
-    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22
-    assert sum(" tensor_core " in k for k in superseded) == 37
+    # FP32/FP64: the 7 + 16 of before, the 42 1D tile runs, 10 of which were among those, the 22 FP64/TF32 runs of
+    # the dense kernel in 1D whose strips are staged in shared memory since session 50 (37 with FP16/BF16), and the
+    # 30 FP64/TF32 runs of it in 2D and 3D whose slices are staged since session 51 (99 with FP16/BF16)
+    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22 + 30
+    assert sum(" tensor_core " in k for k in superseded) == 37 + 99
     rows = load_corpus(folder)[1]
     assert sorted(r["status"] for r in rows).count("superseded") == len(superseded)
     assert all(r["status"] == "ok" for r in rows if r["status"] != "superseded")
@@ -334,7 +335,8 @@ def test_1d_dense_x_tiles_hold_from_their_listed_fused_radius_up_to_the_next():
     assert knobs(Stencil.box(1, 3), 2, "fp16", "m16n8k16") == (4, 2)  # r·t = 6
     assert [knobs(box1, t, "tf32", "m16n8k8") for t in (1, 15, 16, 40)] == [(4, 0), (4, 0), (4, 2), (4, 2)]
     assert [knobs(box1, t, "fp64", "m16n8k8") for t in (1, 16)] == [(1, 0), (1, 0)]
-    assert knobs(Stencil.box(2, 1), 3, "fp16", "m16n8k16") == (2, 2)  # 2D: its own entry
+    # 2D: its own entry's x tiles, its L2 prefetch dropped beside the stages of tensor_cores_stages
+    assert knobs(Stencil.box(2, 1), 3, "fp16", "m16n8k16") == (2, 0)
     assert knobs(Stencil.box(3, 1), 1, "fp16", "m16n8k16") == (4, 0)  # 3D: four inner rows, not x tiles
     assert plans.tc_1d_x_tiles("fp64", 8) == {}
 
