@@ -23,24 +23,37 @@ from ask_tc_shallow import refined  # noqa: E402
 from tune_gpu_kernels import TC_1D_STAGES, TC_1D_STAGES_CONFIGS, _tc_default_knobs  # noqa: E402
 
 
+def ask_stages(configs, gpu: str, plan_of=None) -> list[dict]:
+    """Per configuration (stencil, depths) and dtype: the refined GStencils/s at its default and with each count of
+    TC_1D_STAGES (nothing ahead in registers), and each over the default.  ``plan_of`` (name, dtype, t, knobs) ->
+    plan: where given, the knobs apply to that plan's MMA shape at that depth only, and a variant whose block needs
+    more than an SM's 227 KiB of shared memory is left blank (as the scans leave it out)."""
+    rows = []
+    for name, depths in configs:
+        for dtype in ("double", "float", "half"):
+            for t in depths:
+                base = _tc_default_knobs(name, dtype, t)
+                default = refined(name, dtype, t, gpu, {})
+                row = {"stencil": name, "dtype": dtype, "fuse": t, "default": round(default, 1)}
+                for s in TC_1D_STAGES:
+                    knobs = dict(base, prefetch=0, stages=s)
+                    staged = None
+                    if plan_of is None:
+                        staged = refined(name, dtype, t, gpu, knobs)
+                    elif plan_of(name, dtype, t, knobs).smem <= 227 * 1024:
+                        staged = refined(name, dtype, t, gpu, knobs, shape=plan_of(name, dtype, t, {}).mma)
+                    row[f"stages_{s}"] = "" if staged is None else round(staged, 1)
+                    row[f"gain_{s}"] = "" if staged is None else round(staged / default, 3)
+                rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="h200-calibrated")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
-    rows = []
-    for name, depths in TC_1D_STAGES_CONFIGS:
-        for dtype in ("double", "float", "half"):
-            for t in depths:
-                base = _tc_default_knobs(name, dtype, t)
-                default = refined(name, dtype, t, args.gpu, {})
-                row = {"stencil": name, "dtype": dtype, "fuse": t, "default": round(default, 1)}
-                for s in TC_1D_STAGES:
-                    staged = refined(name, dtype, t, args.gpu, dict(base, prefetch=0, stages=s))
-                    row[f"stages_{s}"] = round(staged, 1)
-                    row[f"gain_{s}"] = round(staged / default, 3)
-                rows.append(row)
-    write_rows(rows, args.out)
+    write_rows(ask_stages(TC_1D_STAGES_CONFIGS, args.gpu), args.out)
     return 0
 
 

@@ -30,12 +30,16 @@ from tcadvisor.gpu.commands import kernel_knobs  # noqa: E402
 from tcadvisor.hardware import find_spec  # noqa: E402
 
 
-def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | None:
-    """The advisor's refined GStencils/s of the dense kernel at depth ``t`` with ``knobs`` (none: its default)."""
+def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict, shape=None) -> float | None:
+    """The advisor's refined GStencils/s of the dense kernel at depth ``t`` with ``knobs`` (none: its default).
+
+    ``shape`` (an MmaShape): the knobs apply to that MMA shape at depth ``t`` only (the advisor weighs every shape
+    and other depths too, where a plan with the knobs may not fit an SM's shared memory), and None is returned where
+    the advisor then prefers another shape."""
     real = refinement.recorded_plan
 
     def with_knobs(ctx, description):
-        if ctx.unit != "tensor_core" or not knobs:
+        if ctx.unit != "tensor_core" or not knobs or (shape is not None and (ctx.mma != shape or ctx.fuse != t)):
             return real(ctx, description)
         return plans.plan_tensor_cores(ctx.stencil, ctx.fuse, ctx.precision, ctx.mma, **knobs)
 
@@ -43,7 +47,10 @@ def refined(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | 
     refinement._DERIVED.clear()
     try:
         adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
-        return next((o.gstencils for o in adv.options if o.available and o.unit == "tensor_core"), None)
+        found = next((o for o in adv.options if o.available and o.unit == "tensor_core"), None)
+        if found is None or (shape is not None and str(found.mma_shape) != str(shape)):
+            return None
+        return found.gstencils
     finally:
         refinement.recorded_plan = real
         refinement._DERIVED.clear()

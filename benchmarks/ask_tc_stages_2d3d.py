@@ -19,36 +19,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ask_sptc_r8 import write_rows  # noqa: E402
-from ask_tc_shallow import refined  # noqa: E402
-from tune_gpu_kernels import TC_1D_STAGES, TC_STAGES_2D3D_CONFIGS, _tc_default_knobs, _tc_plan  # noqa: E402
-
-
-def refined_on_shape(stencil: str, dtype: str, t: int, gpu: str, knobs: dict) -> float | None:
-    """The refined GStencils/s of the dense kernel with ``knobs`` on the MMA shape the scan runs (the least-padding
-    one) and depth: the advisor weighs every shape and other depths, where the staged plan may not fit an SM's shared
-    memory, so the knobs apply to the scanned ones only; None where the advisor then prefers another shape."""
-    from tcadvisor import refinement
-    from tcadvisor.advisor import advise
-    from tcadvisor.gpu import plans
-    from tcadvisor.hardware import find_spec
-
-    shape = _tc_plan(stencil, dtype, t, {}).mma
-    real = refinement.recorded_plan
-
-    def with_knobs(ctx, description):
-        if ctx.unit != "tensor_core" or ctx.mma != shape or ctx.fuse != t:
-            return real(ctx, description)
-        return plans.plan_tensor_cores(ctx.stencil, ctx.fuse, ctx.precision, ctx.mma, **knobs)
-
-    refinement.recorded_plan = with_knobs
-    refinement._DERIVED.clear()
-    try:
-        adv = advise(stencil, dtype, find_spec(gpu), fuse=t)
-        found = next(o for o in adv.options if o.available and o.unit == "tensor_core")
-        return found.gstencils if str(found.mma_shape) == str(shape) else None
-    finally:
-        refinement.recorded_plan = real
-        refinement._DERIVED.clear()
+from ask_tc_1d_stages import ask_stages  # noqa: E402
+from tune_gpu_kernels import TC_STAGES_2D3D_CONFIGS, _tc_plan  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -56,23 +28,9 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu", default="h200-calibrated")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
-    rows = []
-    for name, depths in TC_STAGES_2D3D_CONFIGS:
-        for dtype in ("double", "float", "half"):
-            for t in depths:
-                base = _tc_default_knobs(name, dtype, t)
-                default = refined(name, dtype, t, args.gpu, {})
-                row = {"stencil": name, "dtype": dtype, "fuse": t, "default": round(default, 1)}
-                for s in TC_1D_STAGES:
-                    knobs = dict(base, prefetch=0, stages=s)
-                    if _tc_plan(name, dtype, t, knobs).smem > 227 * 1024:  # left out of the scan: never resident
-                        row[f"stages_{s}"] = row[f"gain_{s}"] = ""
-                        continue
-                    staged = refined_on_shape(name, dtype, t, args.gpu, knobs)
-                    row[f"stages_{s}"] = "" if staged is None else round(staged, 1)
-                    row[f"gain_{s}"] = "" if staged is None else round(staged / default, 3)
-                rows.append(row)
-    write_rows(rows, args.out)
+    # the knobs on the scanned MMA shape and depth only; variants beyond an SM's shared memory blank, as the scan
+    # leaves them out
+    write_rows(ask_stages(TC_STAGES_2D3D_CONFIGS, args.gpu, plan_of=_tc_plan), args.out)
     return 0
 
 
