@@ -5,8 +5,9 @@
 # model said first: tc-stages-2d3d/ask-model.csv, benchmarks/ask_tc_stages_2d3d.py).
 #   bash benchmarks/gpu_session_tc_stages_2d3d.sh OUT_DIR
 # (with build/kernels-at/1c6b82c carried: today's stages beside that commit's, lean/).
-# Writes gpu-tests.log, scan/, lean/, scan.log, lean.log and ncu-LABEL.txt; prints one line per profile
-# and the scan's ratios last.
+# Writes gpu-tests.log, scan/ and lean/ (tuning.csv, summary.md), their logs in logs.txt and the four profiles in
+# ncu.txt -- 8 files with the caller's session.log, what the device tool returns (session 51 wrote 12 and lost both
+# tuning.csv); prints one line per profile and the scan's ratios last.
 set -u
 out=${1:?output folder}
 mkdir -p "$out/scan"
@@ -15,11 +16,13 @@ python -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py -k "stages" > "
 echo "gpu tests rc $?: $(tail -1 "$out/gpu-tests.log")"
 python benchmarks/tune_gpu_kernels.py --only tc-stages-2d3d --repeats 5 --out "$out/scan" > "$out/scan.log" 2>&1
 echo "scan rc $?: $(($(wc -l < "$out/scan/tuning.csv") - 1)) runs, $(grep -c 'correct=False' "$out/scan.log") incorrect"
+mv "$out/scan.log" "$out/logs.txt"
 python benchmarks/summarize_knob_scan.py "$out/scan/tuning.csv" > "$out/scan/summary.md"
 # today's staged kernel beside the file of 1c6b82c (build/kernels-at/1c6b82c, carried), same plans, alternating
 mkdir -p "$out/lean"
 python benchmarks/tune_gpu_kernels.py --only tc-stages-lean --repeats 5 --out "$out/lean" > "$out/lean.log" 2>&1
 echo "lean rc $?: $(($(wc -l < "$out/lean/tuning.csv") - 1)) runs, $(grep -c 'correct=False' "$out/lean.log") incorrect"
+{ echo "== lean.log"; cat "$out/lean.log"; } >> "$out/logs.txt" && rm "$out/lean.log"
 python benchmarks/summarize_source_ab.py "$out/lean/tuning.csv" > "$out/lean/summary.md" 2>&1; tail -15 "$out/lean/summary.md"
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis"
 prof() {  # label stencil fuse dtype knobs
@@ -28,6 +31,7 @@ prof() {  # label stencil fuse dtype knobs
       --metrics smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__inst_executed.sum \
       python benchmarks/profile_kernel.py tensor_core "$1" "$2" "$3" "" "$4" > "$out/ncu-$label.txt" 2>&1
   echo "$label $(grep -m1 'GStencils' "$out/ncu-$label.txt" | cut -c1-40) | $(grep -m1 -E 'Achieved Occupancy' "$out/ncu-$label.txt" | tr -s ' ') | $(grep -m1 -E 'DRAM Throughput' "$out/ncu-$label.txt" | tr -s ' ')"
+  { echo "== ncu-$label"; cat "$out/ncu-$label.txt"; } >> "$out/ncu.txt" && rm "$out/ncu-$label.txt"
 }
 # the scan's own variants: the default's knobs, and the same with 4 stages
 base='"bregs": true, "weights_shared": false, "warps": 4, "l2_prefetch": 2, "min_blocks": 1, "x_tiles": 4'
