@@ -1155,15 +1155,8 @@ def variants_sptc3d_fp16_r2():
 def _tc_default_knobs(name, dtype, t):
     """The knobs that rebuild the dense kernel's default plan of ``name`` x ``t`` (its measured entry or rules) when
     given explicitly, so that a scan can change one of them and keep the others."""
-    from tcadvisor.gpu import plans
-    from tcadvisor.gpu.tensor_cores import SHAPES
-    from tcadvisor.mma import MmaShape
-    from tcadvisor.transforms import least_padding_shape
-
     st = parse_stencil(name)
-    prec = {"double": "fp64", "float": "tf32", "half": "fp16", "bfloat16": "bf16"}[dtype]
-    shape = least_padding_shape("rowband", st.fused_mask(t), tuple(MmaShape.parse(s) for s in SHAPES[prec]))
-    plan = plans.plan_tensor_cores(st, t, prec, shape)
+    plan = _tc_plan(name, dtype, t, {})
     o = plan.options
     knobs = {"bregs": o["bregs"], "weights_shared": o["weights_shared"], "prefetch": o["prefetch"],
              "warps": o["wx"] * o["wi"], "l2_prefetch": o["l2_prefetch"], "min_blocks": o["min_blocks"]}
@@ -1174,7 +1167,7 @@ def _tc_default_knobs(name, dtype, t):
         knobs["inner_rows" if st.dims == 3 else "x_tiles"] = o["ir"]
     if o["stages"]:
         knobs["stages"] = o["stages"]
-    again = plans.plan_tensor_cores(st, t, prec, shape, **knobs)
+    again = _tc_plan(name, dtype, t, knobs)
     assert again.defines == plan.defines, (name, dtype, t, knobs)
     return knobs
 

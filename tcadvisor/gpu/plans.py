@@ -1375,7 +1375,8 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     b_regs = ns * ni * kch * nb
     if all(k is None for k in (bregs, prefetch, warps, min_blocks, l2_prefetch, weights_shared, x_tiles,
                                inner_rows, stages)):
-        entry = defaults.measured().tc.get((d, "fp16" if precision == "bf16" else precision, R))
+        measured_as = "fp16" if precision == "bf16" else precision  # BF16 takes FP16's measured defaults
+        entry = defaults.measured().tc.get((d, measured_as, R))
         if entry is not None and entry[0] == str(shape):
             chosen = entry[1]
         else:
@@ -1383,10 +1384,12 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
             chosen = {"weights_shared": b_regs > B_REG_LIMIT and shared_bytes <= B_SMEM_LIMIT,
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
             if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
-                measured_as = "fp16" if precision == "bf16" else precision
                 chosen.update(tc_1d_x_tiles(measured_as, R), stages=tc_1d_stages(measured_as, R))
-        ruled = tc_stages(d, "fp16" if precision == "bf16" else precision, R) if d > 1 else 0
-        if ruled and _tc_block_smem(chosen, ruled, d, ni, shape, k_pad, b_regs, precision) <= B_SMEM_LIMIT:
+        ruled = tc_stages(d, measured_as, R) if d > 1 else 0
+        lines_ruled = int(chosen.get("x_tiles") or chosen.get("inner_rows") or 1)  # x tiles (2D) or inner rows (3D)
+        if ruled and _tc_smem(precision, b_regs, chosen.get("weights_shared"), int(chosen.get("warps") or 4), ruled,
+                              ni + (lines_ruled - 1 if d == 3 else 0),
+                              shape.m * 8 * (lines_ruled if d != 3 else 1) - 8 + k_pad) <= B_SMEM_LIMIT:
             # 2D/3D: the stages by fused radius (tensor_cores_stages) over the entry's or the rules' knobs, which the
             # scan measured them beside; the slices in flight are then the stages', none ahead in registers and none
             # asked of the L2 (4 stages without it beat every count with it where the default had one).  Only while
@@ -1444,11 +1447,10 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
     shared_words = bool(weights_shared and (shared_words or nb == 1))
     if weights_shared:  # as vectors, conflict-free; shared_words: word by word as before 2026-11-26 (scans)
         defines += (("K_BSMEM", 1 if shared_words else 2),)
-    smem = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if weights_shared else 0
     tile_x = shape.m * 8 * xt
-    if stages:  # each warp's stages after the weights (kernels/tensor_cores.cu: STAGE_BYTES)
+    smem = _tc_smem(precision, b_regs, weights_shared, warps, stages, ni + ir - 1, tile_x - 8 + k_pad)
+    if stages:
         defines += (("K_STAGES", stages),)
-        smem += warps * stages * (ni + ir - 1) * tc_stage_bytes(tile_x - 8 + k_pad, ELEMENT_BYTES[precision])
     width = block_row_points(d, line_rows, tile_x, wx, "dense", R, precision)
     return LaunchPlan("tensor_cores", "tensor_core", precision, d, int(fuse), R, 32 * warps, (32 * warps, 1, 1), smem,
                       {"x": tile_x + k_pad - 8}, {"x": tile_x}, warps, ns - 1, 1, live, defines, shape,
@@ -1461,15 +1463,14 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                                "align": TC_OWN_ALIGNMENT if fixed_alignment else None, "stages": stages})
 
 
-def _tc_block_smem(knobs: dict, stages: int, dims: int, ni: int, shape: MmaShape, k_pad: int, b_regs: int,
-                   precision: str) -> int:
-    """Shared memory of the dense kernel's block with ``knobs`` and ``stages`` (as :func:`plan_tensor_cores` counts it:
-    the weights where they are in shared memory, then every warp's stages of ni + ir - 1 rows)."""
-    lines = int(knobs.get("x_tiles") or knobs.get("inner_rows") or 1)
-    xt, ir = (lines, 1) if dims != 3 else (1, lines)
-    weights = b_regs * 32 * (_WORDS[precision] if precision == "fp64" else 1) * 4 if knobs.get("weights_shared") else 0
-    stage = tc_stage_bytes(shape.m * 8 * xt - 8 + k_pad, ELEMENT_BYTES[precision])
-    return weights + int(knobs.get("warps") or 4) * stages * (ni + ir - 1) * stage
+def _tc_smem(precision: str, b_regs: int, weights_shared, warps: int, stages: int, rows_in: int,
+             strip_columns: int) -> int:
+    """Dynamic shared memory of the dense kernel's block: the weight fragments where they are in shared memory
+    (``b_regs`` words per lane), then each warp's ``stages`` stages of ``rows_in`` rows of ``strip_columns`` elements
+    (kernels/tensor_cores.cu: STAGE_BYTES per row)."""
+    words = _WORDS[precision] if precision == "fp64" else 1
+    weights = b_regs * 32 * words * 4 if weights_shared else 0
+    return weights + (warps * stages * rows_in * tc_stage_bytes(strip_columns, ELEMENT_BYTES[precision]) if stages else 0)
 
 
 def _tc_stages(stages: int | None, prefetch: int | None) -> int:
