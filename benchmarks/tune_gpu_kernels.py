@@ -1445,6 +1445,45 @@ def variants_tc_stages_2d3d():
     return out
 
 
+#: The 3D dense configurations of the ``tc-stages-3d-warps`` scan: (stencil, depths) two stencils per fused radius r·t
+#: = 1-4 (the stage entries are per fused radius), FP64 only at r·t <= 2 (at 3-4 it is bound by its MMAs and meets
+#: its own-roofline target).
+TC_STAGES_3D_CONFIGS = (("Box-3D1R", (1, 2, 3, 4)), ("Star-3D1R", (1, 2, 3, 4)), ("Box-3D2R", (1, 2)),
+                        ("Star-3D2R", (1, 2)), ("Box-3D3R", (1,)), ("Star-3D3R", (1,)))
+
+
+def tc_stages_3d_variants(name, dtype, t):
+    """The knob sets the ``tc-stages-3d-warps`` scan times beside the default of one configuration: 2, 3 or 4 stages
+    (nothing ahead in registers, nothing asked of the L2) with 2 or 4 warps per block, and 8 where the default has 8,
+    each whose block fits an SM's 227 KiB.  Fewer warps per block divide a block's stages between fewer warps, so
+    that a staged 3D block keeps within the 99 KiB every GPU the specs model lets a block have (3D TF32 at r·t = 3
+    staged 1.30-1.55x with its 8 warps, at 112-199 KiB: h200-2026-12-02/tc-stages-2d3d/lean-run), while the SM
+    holds as many warps as the registers allow in more, smaller blocks."""
+    base = _tc_default_knobs(name, dtype, t)
+    out = []
+    for w in sorted({2, 4, base.get("warps", 4)}):
+        for s in TC_1D_STAGES:
+            kn = dict(base, prefetch=0, stages=s, warps=w, l2_prefetch=0)
+            if _tc_plan(name, dtype, t, kn).smem <= 227 * 1024:
+                out.append(kn)
+    return out
+
+
+def variants_tc_stages_3d_warps():
+    """The dense kernel's 3D slices staged in shared memory at every fused radius 1-4, with 2, 4 (or the default's 8)
+    warps per block, beside each configuration's default in the same run (``tc_stages_3d_variants``): FP16 and TF32,
+    FP64 at r·t <= 2, on 512^3 points."""
+    out = []
+    for name, depths in TC_STAGES_3D_CONFIGS:
+        for dtype in ("double", "float", "half"):
+            for t in depths:
+                if dtype == "double" and int(name[-2]) * t > 2:
+                    continue
+                for kn in [{}] + tc_stages_3d_variants(name, dtype, t):
+                    out.append((name, dtype, "512x512x512", "tensor_core", t, None, kn))
+    return out
+
+
 def variants_tc_stages_lean():
     """The staged dense kernel as compiled today beside the kernel file of commit 1c6b82c (``source``:
     build/kernels-at/1c6b82c/tensor_cores.cu), the same plans, alternating, twice.  Today's stages copy a count of
@@ -1604,6 +1643,7 @@ SCANS = {
     "tc-1d-stages-occupancy": lambda args: variants_tc_1d_stages_occupancy(),
     "tc-stages-2d3d": lambda args: variants_tc_stages_2d3d(),
     "tc-stages-lean": lambda args: variants_tc_stages_lean(),
+    "tc-stages-3d-warps": lambda args: variants_tc_stages_3d_warps(),
 }
 
 
