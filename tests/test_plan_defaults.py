@@ -139,6 +139,14 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
      r"rows_ahead_2d_r1\.value\.fp64 is 7; expected \[from depth, iterations"),
     ("  value: {fp64: [7, 4], fp32: [11, 4]}", "  value: {fp64: [7, 4], fp16: [11, 4]}",
      "rows_ahead_2d_r1.value key 'fp16'"),
+    ("3: {stages: 2, warps: 4}, 4: 0}", "3: {stages: 2}, 4: 0}",
+     r"tensor_cores_stages\.value\.3\.tf32\.3 is .*; expected a stage count, or \{stages: 2-8, warps: 1-32\}"),
+    ("3: {stages: 2, warps: 4}, 4: 0}", "3: {stages: 2, warps: 64}, 4: 0}",
+     r"tensor_cores_stages\.value\.3\.tf32\.3\.warps is 64; expected a whole number from 1 to 32"),
+    ("3: {stages: 2, warps: 4}, 4: 0}", "3: {stages: 1, warps: 4}, 4: 0}",
+     r"tensor_cores_stages\.value\.3\.tf32\.3\.stages is 1; expected 0 \(no stages\) or 2-8"),
+    ("3: {stages: 2, warps: 4}, 4: 0}", "3: {stages: 2, warps: 4, ahead: 1}, 4: 0}",
+     "tensor_cores_stages.value.3.tf32.3 key 'ahead'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError

@@ -267,10 +267,14 @@ def test_tensor_core_stages_are_slices_in_shared_memory():
 def test_2d_3d_defaults_stage_slices_by_fused_radius_within_99_kib():
     """``tensor_cores_stages`` of kernels/defaults.yaml: the defaults stage 2D/3D slices by fused radius (BF16 as
     FP16), with nothing ahead in registers and no L2 prefetch; none beyond the listed radii, none for FP64 in 3D, and
-    none where the block's shared memory would pass 99 KiB (3D TF32 at r·t = 3: 114 KiB and more)."""
+    none where the block's shared memory would pass 99 KiB.  3D TF32 at r·t = 3 and FP16 at 2 stage in blocks of 4
+    warps (their entries' 8 would need 112 KiB and more at TF32 r·t = 3)."""
     def default(st, t, precision, shape):
         o = plans.plan_tensor_cores(st, t, precision, shape).options
         return o["stages"], o["prefetch"], o["l2_prefetch"]
+
+    def warps(st, t, precision, shape):
+        return plans.plan_tensor_cores(st, t, precision, shape).warps
 
     k16, k8, k4 = MmaShape(16, 8, 16), MmaShape(16, 8, 8), MmaShape(16, 8, 4)
     assert default(Stencil.box(2, 1), 4, "fp16", k16) == (4, 0, 0) == default(Stencil.box(2, 2), 2, "bf16", k16)
@@ -279,8 +283,14 @@ def test_2d_3d_defaults_stage_slices_by_fused_radius_within_99_kib():
     assert default(Stencil.box(2, 1), 1, "fp64", k4)[0] == 3 and default(Stencil.box(2, 1), 2, "fp64", k4)[0] == 0
     assert default(Stencil.box(3, 1), 2, "fp16", k16)[0] == 3 and default(Stencil.box(3, 1), 1, "fp16", k16)[0] == 0
     assert default(Stencil.star(3, 1), 2, "tf32", k4)[0] == 2 and default(Stencil.box(3, 1), 2, "fp64", k4)[0] == 0
-    assert default(Stencil.star(3, 3), 1, "tf32", k8)[0] == 0
-    assert plans.tc_stages(3, "tf32", 3) == 0 and plans.tc_stages(2, "tf32", 3) == 4 and plans.tc_stages(1, "tf32", 3) == 0
+    assert default(Stencil.star(3, 3), 1, "tf32", k8) == (2, 0, 0) == default(Stencil.box(3, 1), 3, "tf32", k8)
+    assert warps(Stencil.star(3, 3), 1, "tf32", k8) == 4 == warps(Stencil.box(3, 1), 2, "fp16", k16)
+    assert plans.plan_tensor_cores(Stencil.star(3, 3), 1, "tf32", k8).smem <= 99 * 1024
+    assert default(Stencil.box(3, 1), 4, "tf32", k8)[0] == 0 and default(Stencil.box(3, 1), 3, "fp16", k16)[0] == 3
+    assert warps(Stencil.box(3, 1), 3, "fp16", k16) == 4 and warps(Stencil.box(3, 1), 2, "tf32", k4) == 4
+    assert plans.tc_stages(3, "tf32", 3) == 2 and plans.tc_stages(2, "tf32", 3) == 4 and plans.tc_stages(1, "tf32", 3) == 0
+    assert plans.tc_stage_knobs(3, "tf32", 3) == {"stages": 2, "warps": 4} and plans.tc_stage_knobs(3, "tf32", 4) == {}
+    assert plans.tc_stage_knobs(2, "fp16", 3) == {"stages": 4}
 
 
 def test_instructions_per_mma_count_what_each_slice_issues():

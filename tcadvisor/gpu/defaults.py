@@ -56,7 +56,7 @@ ENTRIES = {
     "tensor_cores_1d_x_tiles": "precision -> the fused radius from which the knobs hold -> {x_tiles, l2_prefetch}",
     "tensor_cores_1d_stages": "precision -> the fused radius from which the count holds -> stages (0 or 2-8)",
     "tensor_cores_stages": "dimensions (2, 3) -> precision -> the fused radius from which the count holds -> stages "
-                           "(0 or 2-8)",
+                           "(0 or 2-8), or {stages, warps}",
 }
 
 
@@ -88,7 +88,7 @@ class MeasuredDefaults:
     line_rows_from: dict  # (kernel, precision) -> fused radius from which a 1D line runs as rows (plans.block_row_points)
     tc_1d_x_tiles: dict  # precision -> ((from fused radius, {knob: value}), ...) by radius, the dense kernel in 1D
     tc_1d_stages: dict  # precision -> ((from fused radius, stages), ...) by radius, the dense kernel in 1D
-    tc_stages: dict  # (dims, precision) -> ((from fused radius, stages), ...) by radius, the dense kernel in 2D/3D
+    tc_stages: dict  # (dims, precision) -> ((from fused radius, stages or (stages, warps)), ...) by radius, 2D/3D
     sources: dict  # entry -> tuple of results folders
 
 
@@ -226,13 +226,26 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         if not steps or steps[0][0] != 1:
             raise rd.fail(where, "entries from fused radius 1 on", ranges)
         x_tiles_1d[p] = tuple(steps)
-    def stage_steps(ranges, where):
+    def stage_count(count, where):
+        count = rd.int_(count, where, 0, 8)
+        if count == 1:
+            raise rd.fail(where, "0 (no stages) or 2-8 stages", count)
+        return count
+
+    def stage_steps(ranges, where, with_warps=False):
+        """(from fused radius, stages) by radius; ``with_warps`` (2D/3D): an entry may also be {stages, warps},
+        the warps per block the stages were measured with, as (from fused radius, (stages, warps))."""
         steps = []
         for R, count in rd.mapping(ranges, where).items():
-            count = rd.int_(count, f"{where}.{R}", 0, 8)
-            if count == 1:
-                raise rd.fail(f"{where}.{R}", "0 (no stages) or 2-8 stages", count)
-            steps.append((rd.int_(R, f"{where} fused radius", 1, 64), count))
+            at = f"{where}.{R}"
+            if with_warps and isinstance(count, dict):
+                entry = rd.mapping(count, at, ("stages", "warps"))
+                if "stages" not in entry or "warps" not in entry:
+                    raise rd.fail(at, "a stage count, or {stages: 2-8, warps: 1-32}", count)
+                value = (stage_count(entry["stages"], f"{at}.stages"), rd.int_(entry["warps"], f"{at}.warps", 1, 32))
+            else:
+                value = stage_count(count, at)
+            steps.append((rd.int_(R, f"{where} fused radius", 1, 64), value))
         return tuple(sorted(steps))
 
     stages_1d = {p: stage_steps(ranges, f"tensor_cores_1d_stages.value.{p}") for p, ranges in
@@ -240,7 +253,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
     stages = {}
     for d, by_precision in rd.mapping(v["tensor_cores_stages"], "tensor_cores_stages.value", (2, 3)).items():
         for p, ranges in rd.mapping(by_precision, f"tensor_cores_stages.value.{d}", _PRECISIONS).items():
-            stages[d, p] = stage_steps(ranges, f"tensor_cores_stages.value.{d}.{p}")
+            stages[d, p] = stage_steps(ranges, f"tensor_cores_stages.value.{d}.{p}", with_warps=True)
     cc3d = {}
     # fp16: the FP16/BF16 pairs' own tiles where they were measured (else they take FP32's)
     for p, depths in rd.mapping(v["cc3d_radius1"], "cc3d_radius1.value", _CC_PRECISIONS + ("fp16",)).items():

@@ -1276,7 +1276,17 @@ def tc_1d_x_tiles(precision: str, fused_radius: int) -> dict:
 def tc_stages(dims: int, precision: str, fused_radius: int) -> int:
     """The dense kernel's stages in 2D or 3D at ``fused_radius`` (``tensor_cores_stages`` of kernels/defaults.yaml:
     the count of the last listed radius at or below it; 0 below the first and for a precision not listed)."""
-    return _from_radius(defaults.measured().tc_stages.get((dims, precision), ()), fused_radius, 0)
+    return tc_stage_knobs(dims, precision, fused_radius).get("stages", 0)
+
+
+def tc_stage_knobs(dims: int, precision: str, fused_radius: int) -> dict:
+    """The dense kernel's stage knobs in 2D or 3D at ``fused_radius``: {} where it stages nothing, else
+    {"stages": n}, with "warps" where the entry names the warps per block its stages were measured with (3D: a block
+    of fewer warps holds fewer stages, so that it stays within :data:`B_SMEM_LIMIT`)."""
+    value = _from_radius(defaults.measured().tc_stages.get((dims, precision), ()), fused_radius, 0)
+    if isinstance(value, tuple):
+        return {"stages": value[0], "warps": value[1]}
+    return {"stages": value} if value else {}
 
 
 def tc_1d_stages(precision: str, fused_radius: int) -> int:
@@ -1385,17 +1395,20 @@ def plan_tensor_cores(stencil: Stencil, fuse: int, precision: str, shape: MmaSha
                       "l2_prefetch": 2 if d == 2 and R >= 3 and b_regs <= B_REG_LIMIT else 0}
             if d == 1:  # x tiles, the L2 prefetch and the stages by fused radius (tensor_cores_1d_x_tiles, _stages)
                 chosen.update(tc_1d_x_tiles(measured_as, R), stages=tc_1d_stages(measured_as, R))
-        ruled = tc_stages(d, measured_as, R) if d > 1 else 0
+        ruled = tc_stage_knobs(d, measured_as, R) if d > 1 else {}
         lines_ruled = int(chosen.get("x_tiles") or chosen.get("inner_rows") or 1)  # x tiles (2D) or inner rows (3D)
-        if ruled and _tc_smem(precision, b_regs, chosen.get("weights_shared"), int(chosen.get("warps") or 4), ruled,
-                              ni + (lines_ruled - 1 if d == 3 else 0),
-                              shape.m * 8 * (lines_ruled if d != 3 else 1) - 8 + k_pad) <= B_SMEM_LIMIT:
+        warps_ruled = int(ruled.get("warps") or chosen.get("warps") or 4)
+        if ruled.get("stages") and _tc_smem(precision, b_regs, chosen.get("weights_shared"), warps_ruled,
+                                            ruled["stages"], ni + (lines_ruled - 1 if d == 3 else 0),
+                                            shape.m * 8 * (lines_ruled if d != 3 else 1) - 8 + k_pad) <= B_SMEM_LIMIT:
             # 2D/3D: the stages by fused radius (tensor_cores_stages) over the entry's or the rules' knobs, which the
             # scan measured them beside; the slices in flight are then the stages', none ahead in registers and none
             # asked of the L2 (4 stages without it beat every count with it where the default had one).  Only while
             # the block's shared memory fits what every GPU the specs model lets a block have, so that the default
             # stays resident on each (and on every MMA shape the advisor weighs).
-            chosen = dict(chosen, stages=ruled, prefetch=0, l2_prefetch=0)
+            # An entry with warps names the block its stages were measured in (3D: 4 warps where the entry's 8 would
+            # hold twice the stages' bytes per block).
+            chosen = dict(chosen, **ruled, prefetch=0, l2_prefetch=0)
         weights_shared = chosen.get("weights_shared", False)
         prefetch, l2_prefetch, warps = chosen.get("prefetch"), chosen.get("l2_prefetch", 0), chosen.get("warps")
         shared_words = shared_words or chosen.get("shared_words", False)
