@@ -263,7 +263,8 @@ def test_a_corpus_of_other_launches_or_other_cuda_is_not_restamped(corpus_copy):
                     reason="the preprocessed check reads the recorded sources from git and needs cpp")
 def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess_the_same(tmp_path):
     """The H100 corpus, recorded before kernels/cuda_cores_2d.cu took K_PF, before the 1D tile's stores were
-    rewritten (2026-12-01) and before the dense kernel staged its 1D strips and then its 2D/3D slices (2026-12-02):
+    rewritten (2026-12-01) and before the dense kernel staged its 1D strips, then its 2D/3D slices, then 3D TF32 at
+    r·t = 3 in blocks of 4 warps (2026-12-02):
     stamped by the preprocessed check, its runs whose default launch changed (the deep radius-1 2D CUDA-core ones, 4
     iterations ahead now; the staged dense ones) or whose launch compiles to other tokens today (every 1D tile) superseded and read as not
     run, the others as recorded (the Tensor Core kernels' other launches preprocess to the tokens they ran); a
@@ -295,10 +296,12 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     assert len(tiles) == 86
     assert set(superseded) == {k for k in before if before[k] != today[k]} | tiles
     # FP32/FP64: the 7 + 16 of before, the 42 1D tile runs, 10 of which were among those, the 22 FP64/TF32 runs of
-    # the dense kernel in 1D whose strips are staged in shared memory since session 50 (37 with FP16/BF16), and the
-    # 30 FP64/TF32 runs of it in 2D and 3D whose slices are staged since session 51 (99 with FP16/BF16)
-    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22 + 30
-    assert sum(" tensor_core " in k for k in superseded) == 37 + 99
+    # the dense kernel in 1D whose strips are staged in shared memory since session 50 (37 with FP16/BF16), the
+    # 30 FP64/TF32 runs of it in 2D and 3D whose slices are staged since session 51 (99 with FP16/BF16), and the 5
+    # TF32 runs at r·t = 3 in 3D staged in blocks of 4 warps since session 52 (its FP16/BF16 runs at r·t = 2, in
+    # blocks of 4 warps since, were among the 99)
+    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22 + 30 + 5
+    assert sum(" tensor_core " in k for k in superseded) == 37 + 99 + 5
     rows = load_corpus(folder)[1]
     assert sorted(r["status"] for r in rows).count("superseded") == len(superseded)
     assert all(r["status"] == "ok" for r in rows if r["status"] != "superseded")
