@@ -3,7 +3,8 @@ warps per block should gain beside each default (the scan ``tune_gpu_kernels.py 
 
 For each knob set of ``tune_gpu_kernels.tc_stages_3d_variants``: the refined GStencils/s the advisor reports for the
 dense kernel with it on the default's MMA shape and depth, over the default's, and the block's shared memory (a
-default stays within 99 KiB, plans.B_SMEM_LIMIT).
+default stays within 99 KiB, plans.B_SMEM_LIMIT).  The knob sets are built on today's defaults: the committed
+tc-stages-3d-warps/ask-model.csv was written at commit 4ba0c40, before the scan's results became defaults.
 
     python benchmarks/ask_tc_stages_3d_warps.py [--gpu h200-calibrated] [--out FILE.csv]
 """
@@ -19,26 +20,22 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ask_sptc_r8 import write_rows  # noqa: E402
 from ask_tc_shallow import refined  # noqa: E402
-from tune_gpu_kernels import TC_STAGES_3D_CONFIGS, _tc_plan, tc_stages_3d_variants  # noqa: E402
+from tune_gpu_kernels import _tc_plan, tc_stages_3d_configurations, tc_stages_3d_variants  # noqa: E402
 
 
 def ask(gpu: str) -> list[dict]:
     rows = []
-    for name, depths in TC_STAGES_3D_CONFIGS:
-        for dtype in ("double", "float", "half"):
-            for t in depths:
-                if dtype == "double" and int(name[-2]) * t > 2:
-                    continue
-                plan = _tc_plan(name, dtype, t, {})
-                default = refined(name, dtype, t, gpu, {})
-                for kn in tc_stages_3d_variants(name, dtype, t):
-                    got = refined(name, dtype, t, gpu, kn, shape=plan.mma)
-                    rows.append({"stencil": name, "dtype": dtype, "fuse": t, "default": round(default, 1),
-                                 "default_warps": plan.warps, "default_stages": plan.options["stages"],
-                                 "warps": kn["warps"], "stages": kn["stages"],
-                                 "smem_kib": round(_tc_plan(name, dtype, t, kn).smem / 1024, 1),
-                                 "predicted": "" if got is None else round(got, 1),
-                                 "gain": "" if got is None else round(got / default, 3)})
+    for name, dtype, t in tc_stages_3d_configurations():
+        plan = _tc_plan(name, dtype, t, {})
+        default = refined(name, dtype, t, gpu, {})
+        for kn in tc_stages_3d_variants(name, dtype, t):
+            got = refined(name, dtype, t, gpu, kn, shape=plan.mma)
+            rows.append({"stencil": name, "dtype": dtype, "fuse": t, "default": round(default, 1),
+                         "default_warps": plan.warps, "default_stages": plan.options["stages"],
+                         "warps": kn["warps"], "stages": kn["stages"],
+                         "smem_kib": round(_tc_plan(name, dtype, t, kn).smem / 1024, 1),
+                         "predicted": "" if got is None else round(got, 1),
+                         "gain": "" if got is None else round(got / default, 3)})
     return rows
 
 

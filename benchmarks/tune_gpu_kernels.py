@@ -1469,19 +1469,19 @@ def tc_stages_3d_variants(name, dtype, t):
     return out
 
 
+def tc_stages_3d_configurations():
+    """(stencil, dtype, depth) of the ``tc-stages-3d-warps`` scan: TC_STAGES_3D_CONFIGS in FP16 and TF32, FP64 at
+    r·t <= 2."""
+    return [(name, dtype, t) for name, depths in TC_STAGES_3D_CONFIGS for dtype in ("double", "float", "half")
+            for t in depths if dtype != "double" or int(name[-2]) * t <= 2]
+
+
 def variants_tc_stages_3d_warps():
     """The dense kernel's 3D slices staged in shared memory at every fused radius 1-4, with 2, 4 (or the default's 8)
-    warps per block, beside each configuration's default in the same run (``tc_stages_3d_variants``): FP16 and TF32,
-    FP64 at r·t <= 2, on 512^3 points."""
-    out = []
-    for name, depths in TC_STAGES_3D_CONFIGS:
-        for dtype in ("double", "float", "half"):
-            for t in depths:
-                if dtype == "double" and int(name[-2]) * t > 2:
-                    continue
-                for kn in [{}] + tc_stages_3d_variants(name, dtype, t):
-                    out.append((name, dtype, "512x512x512", "tensor_core", t, None, kn))
-    return out
+    warps per block, beside each configuration's default in the same run (``tc_stages_3d_variants``) on 512^3
+    points."""
+    return [(name, dtype, "512x512x512", "tensor_core", t, None, kn) for name, dtype, t in tc_stages_3d_configurations()
+            for kn in [{}] + tc_stages_3d_variants(name, dtype, t)]
 
 
 def variants_tc_stages_lean():
