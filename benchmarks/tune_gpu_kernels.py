@@ -1593,6 +1593,109 @@ def variants_cc1d_codegen2():
     return _cc1d_sources_alternating(configs, ("d52938a", "12c6720"))
 
 
+#: A radius-1 3D shape no suite, scan or issue lists (centre, 6 faces and 12 edges: the D3Q19 lattice's
+#: neighbourhood), held out of the cc3d-nonbox choice with diagonal-3d.
+FACE_EDGE_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
+                                     if abs(a) + abs(b) + abs(c) <= 2], name="face-edge-3d")
+#: Tiles every radius-1 depth of the cc3d-nonbox scan also tries: fewer threads per block and planes in flight,
+#: for stencils whose few FMAs per point leave the box's large tiles waiting on memory.
+CC3D_SMALL_TILES = ((2, 64, 16, 1, 2), (2, 64, 16, 2, 2), (2, 64, 24, 2, 2), (2, 68, 24, 2, 1), (2, 64, 32, 1, 2),
+                    (2, 130, 18, 2, 2), (4, 64, 24, 1, 2), (2, 64, 24, 1, 3), (2, 64, 32, 2, 2), (4, 68, 20, 2, 2))
+CC3D_BOX_SCANS = ("h100-sxm-2026-11-24/cc3d-wide/tuning-double.csv", "h100-sxm-2026-11-24/cc3d-wide/tuning-float.csv",
+                  "h100-sxm-2026-11-24/cc3d-focus/tuning-float.csv")
+
+
+def cc3d_nonbox_candidates(dtype, t, best_box=6):
+    """The radius-1 3D CUDA-core tiles (v, cols, rows, rows per thread, planes in flight) the cc3d-nonbox scan
+    times at one storage type and depth: the ``best_box`` fastest distinct tiles Box-3D1R measured in the scans
+    that made ``cc3d_radius1`` (FP32's for the FP16/BF16 pairs), and :data:`CC3D_SMALL_TILES`; those the planner
+    refuses (rows or columns too few for the halo) are left out."""
+    import ast
+
+    from tcadvisor.gpu import plans
+
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "results")
+    measured = {}
+    for name in CC3D_BOX_SCANS:
+        with open(os.path.join(root, name)) as f:
+            for row in csv.DictReader(f):
+                if row["correct"] != "True" or int(row["fuse"]) != t:
+                    continue
+                if row["dtype"] != ("double" if dtype == "double" else "float"):
+                    continue
+                o = ast.literal_eval(row["options"])
+                if not o.get("trap"):
+                    continue
+                tile = (o["v"], o["cols"], o["rows"], o.get("rows_per_thread", 1), o.get("prefetch", 1))
+                measured[tile] = max(measured.get(tile, 0.0), float(row["gstencils"]))
+    ranked = sorted(measured, key=measured.get, reverse=True)[:best_box]
+    precision = {"double": "fp64", "float": "fp32", "half": "fp16", "bfloat16": "bf16"}[dtype]
+    out = []
+    for tile in list(ranked) + [x for x in CC3D_SMALL_TILES if x not in ranked]:
+        v, cols, rows, w, pf = tile
+        try:
+            plan = plans.plan_cuda_cores(Stencil.star(3, 1), t, precision, v=v, cols=cols, rows=rows, trap=True,
+                                         prefetch=pf, rows_per_thread=w)
+        except TcAdvisorError:
+            continue
+        if plan.smem > plans.BLOCK_SMEM_LIMIT:
+            continue
+        out.append(tile)
+    return out
+
+
+def _cc3d_knobs(tile):
+    v, cols, rows, w, pf = tile
+    return {"v": v, "cols": cols, "rows": rows, "trap": True, "prefetch": pf, "rows_per_thread": w}
+
+
+CC3D_NONBOX_DEPTHS = {"double": range(1, 8), "float": range(1, 8), "half": range(1, 7)}
+
+
+def variants_cc3d_nonbox():
+    """The radius-1 3D CUDA-core tiles for stencils that are not the 27-point box: ``cc3d_radius1`` was measured
+    on Box-3D1R alone, and Star-3D1R on that tile ran slower at t = 2 than at t = 1 on the H200 (FP32 303 against
+    308 GStencils/s, 615 at t = 3; the H100 alike).  Star-3D1R at every depth and storage type, the default
+    and each of :func:`cc3d_nonbox_candidates`; the choice is made on these runs alone (cc3d-nonbox-heldout)."""
+    out = []
+    for dtype, depths in CC3D_NONBOX_DEPTHS.items():
+        for t in depths:
+            out.append(("Star-3D1R", dtype, "512x512x512", "cuda_core", t, None, {}))
+            for tile in cc3d_nonbox_candidates(dtype, t):
+                out.append(("Star-3D1R", dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+    return out
+
+
+def cc3d_nonbox_picks(tuning_csv, margin=0.02):
+    """(dtype, t) -> the tile Star-3D1R measured fastest in a cc3d-nonbox table, where it beat the default by more
+    than ``margin`` (the scans' 2 % run-to-run noise); depths without such a tile keep the default."""
+    import ast
+
+    rows = [r for r in csv.DictReader(open(tuning_csv)) if r["correct"] == "True" and r["stencil"] == "Star-3D1R"]
+    picks = {}
+    for key in {(r["dtype"], int(r["fuse"])) for r in rows}:
+        mine = [r for r in rows if (r["dtype"], int(r["fuse"])) == key]
+        base = [float(r["gstencils"]) for r in mine if r["options"] == "{}"]
+        best = max(mine, key=lambda r: float(r["gstencils"]))
+        if base and best["options"] != "{}" and float(best["gstencils"]) > (1 + margin) * base[0]:
+            o = ast.literal_eval(best["options"])
+            picks[key] = (o["v"], o["cols"], o["rows"], o["rows_per_thread"], o["prefetch"])
+    return picks
+
+
+def variants_cc3d_nonbox_heldout():
+    """After cc3d-nonbox: diagonal-3d (9 points) and :data:`FACE_EDGE_3D` (19), neither seen by the choice, at
+    the default and at Star-3D1R's pick of each depth (the table of $CC3D_NONBOX_TABLE), and Box-3D1R at the
+    pick beside its own default (does the box lose what the star gains?)."""
+    picks = cc3d_nonbox_picks(os.environ["CC3D_NONBOX_TABLE"])
+    out = []
+    for (dtype, t), tile in sorted(picks.items()):
+        for st in (DIAGONAL_3D, FACE_EDGE_3D, "Box-3D1R"):
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {}))
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1644,6 +1747,8 @@ SCANS = {
     "tc-stages-2d3d": lambda args: variants_tc_stages_2d3d(),
     "tc-stages-lean": lambda args: variants_tc_stages_lean(),
     "tc-stages-3d-warps": lambda args: variants_tc_stages_3d_warps(),
+    "cc3d-nonbox": lambda args: variants_cc3d_nonbox(),
+    "cc3d-nonbox-heldout": lambda args: variants_cc3d_nonbox_heldout(),
 }
 
 
