@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ask_sptc_r8 import write_rows  # noqa: E402
 from benchmarks.tune_gpu_kernels import DIAGONAL_3D, FACE_EDGE_3D  # noqa: E402
 from tcadvisor import refinement  # noqa: E402
 from tcadvisor.hardware import find_spec  # noqa: E402
@@ -44,7 +45,9 @@ def main(argv=None) -> int:
     fitted = refinement.constants(spec)
     out = []
     for path in args.tables:
-        for r in csv.DictReader(open(path)):
+        with open(path) as f:
+            table = list(csv.DictReader(f))
+        for r in table:
             if r["correct"] != "True":
                 continue
             row = {"stencil": r["stencil"], "offsets": offsets_of(r["stencil"]), "unit": r["unit"],
@@ -61,10 +64,7 @@ def main(argv=None) -> int:
         b = base.get((o["table"], o["stencil"], o["dtype"], o["fuse"]))
         o["measured_vs_default"] = round(o["measured"] / b["measured"], 3) if b else ""
         o["predicted_vs_default"] = round(o["predicted"] / b["predicted"], 3) if b else ""
-    with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(out[0]))
-        w.writeheader()
-        w.writerows(out)
+    write_rows(out, args.out)
     return 0
 
 

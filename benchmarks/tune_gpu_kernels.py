@@ -1671,7 +1671,8 @@ def cc3d_nonbox_picks(tuning_csv, margin=0.02):
     than ``margin`` (the scans' 2 % run-to-run noise); depths without such a tile keep the default."""
     import ast
 
-    rows = [r for r in csv.DictReader(open(tuning_csv)) if r["correct"] == "True" and r["stencil"] == "Star-3D1R"]
+    with open(tuning_csv) as f:
+        rows = [r for r in csv.DictReader(f) if r["correct"] == "True" and r["stencil"] == "Star-3D1R"]
     picks = {}
     for key in {(r["dtype"], int(r["fuse"])) for r in rows}:
         mine = [r for r in rows if (r["dtype"], int(r["fuse"])) == key]
