@@ -1697,6 +1697,48 @@ def variants_cc3d_nonbox_heldout():
     return out
 
 
+#: Radius-1 3D shapes held out of the cc3d_radius1_few_points choice (kernels/defaults.yaml) and of every scan
+#: before it: first-order backward differences along each axis (4 points), the D3Q15 lattice's neighbourhood
+#: (centre, 6 faces, 8 corners: 15 points, between the 9 and 19 the table's cut-offs came from) and the box
+#: without its faces (centre, 12 edges, 8 corners: 21 points, above every cut-off, so it keeps the box's tile).
+BACKWARD_3D = Stencil.from_offsets([(0, 0, 0), (-1, 0, 0), (0, -1, 0), (0, 0, -1)], name="backward-3d")
+FACE_CORNER_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
+                                       if abs(a) + abs(b) + abs(c) in (0, 1, 3)], name="face-corner-3d")
+EDGE_CORNER_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
+                                       if abs(a) + abs(b) + abs(c) != 1], name="edge-corner-3d")
+
+
+def _plan_knobs_3d(plan):
+    """The knobs that rebuild a 3D CUDA-core plan: what a scan passes to time a default explicitly."""
+    o = plan.options
+    return {"v": o["v"], "cols": plan.tile["x"], "rows": o["by"], "trap": o["trap"], "prefetch": o["prefetch"],
+            "rows_per_thread": o["w"], "vector_loads": o["vector_loads"]}
+
+
+def variants_cc3d_few_points_check():
+    """After cc3d_radius1_few_points landed: each of its entries timed on :data:`BACKWARD_3D`,
+    :data:`FACE_CORNER_3D` and :data:`EDGE_CORNER_3D`, at the entry's tile and at the tile the shape took before
+    the table (the box's ``cc3d_radius1``, with its vector layout where ``cc3d_vector_loads`` lists it), both
+    given as knobs: does the cut-off by points hold on shapes it never saw, on both sides of it?"""
+    import dataclasses
+    from unittest import mock
+
+    from tcadvisor.gpu import defaults, plans
+
+    table = defaults.measured()
+    before = dataclasses.replace(table, cc3d_few_points={})
+    names = {"fp64": "double", "fp32": "float", "fp16": "half"}
+    out = []
+    for (precision, t), (_, tile) in sorted(table.cc3d_few_points.items()):
+        for st in (BACKWARD_3D, FACE_CORNER_3D, EDGE_CORNER_3D):
+            with mock.patch.object(defaults, "measured", lambda: before):
+                old = _plan_knobs_3d(plans.plan_cuda_cores(st, t, precision))
+            new = dict(_cc3d_knobs(tile), vector_loads=False)
+            for knobs in (old, new):
+                out.append((st, names[precision], "512x512x512", "cuda_core", t, None, knobs))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1750,6 +1792,7 @@ SCANS = {
     "tc-stages-3d-warps": lambda args: variants_tc_stages_3d_warps(),
     "cc3d-nonbox": lambda args: variants_cc3d_nonbox(),
     "cc3d-nonbox-heldout": lambda args: variants_cc3d_nonbox_heldout(),
+    "cc3d-few-points-check": lambda args: variants_cc3d_few_points_check(),
 }
 
 

@@ -45,6 +45,8 @@ ENTRIES = {
     "direct_store_depths": "precision -> shape -> radius -> depths",
     "keep_columns_depths": "precision -> shape -> radius -> depths",
     "cc3d_radius1": "precision -> depth -> [v, cols, rows, rows per thread, planes in flight]",
+    "cc3d_radius1_few_points": "precision -> depth -> {points: at most, tile: [v, cols, rows, rows per thread, "
+                               "planes in flight]}",
     "cc3d_vector_loads": "precision -> radius -> depths",
     "pairs_strips_2d": "from depth -> [columns per thread, strip columns]",
     "pairs_copies_2d": "radius -> from depth -> [columns per thread, strip columns, iterations ahead] or null",
@@ -78,6 +80,7 @@ class MeasuredDefaults:
     direct_store_depths: dict  # (precision, shape, radius) -> depths
     keep_columns_depths: dict  # (precision, shape, radius) -> depths
     cc3d: dict  # (precision, depth) -> (v, cols, rows, rows per thread, planes in flight)
+    cc3d_few_points: dict  # (precision, depth) -> (most points, (v, cols, rows, rows per thread, planes in flight))
     cc3d_vector_loads: dict  # (precision, radius) -> depths where the 3D kernel reads its shared rows as vectors
     pairs_strips_2d: tuple  # ((from depth, columns per thread, strip columns), ...) by depth, FP16/BF16 pairs
     pairs_copies_2d: dict  # radius -> ((from depth, (v, strip columns, iterations ahead) or None), ...) by depth
@@ -262,6 +265,19 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
             if not isinstance(tile, list) or len(tile) != 5:
                 raise rd.fail(where, "[v, cols, rows, rows per thread, planes in flight]", tile)
             cc3d[p, rd.int_(t, f"{where} depth", 1, 64)] = tuple(rd.int_(x, where, 1, 1024) for x in tile)
+    few_points = {}
+    for p, depths in rd.mapping(v["cc3d_radius1_few_points"], "cc3d_radius1_few_points.value",
+                                _CC_PRECISIONS + ("fp16",)).items():
+        for t, entry in rd.mapping(depths, f"cc3d_radius1_few_points.value.{p}").items():
+            where = f"cc3d_radius1_few_points.value.{p}.{t}"
+            entry = rd.mapping(entry, where, ("points", "tile"))
+            tile = entry.get("tile")
+            if "points" not in entry or not isinstance(tile, list) or len(tile) != 5:
+                raise rd.fail(where, "{points: at most, tile: [v, cols, rows, rows per thread, planes in flight]}",
+                              entry)
+            few_points[p, rd.int_(t, f"{where} depth", 1, 64)] = (
+                rd.int_(entry["points"], f"{where}.points", 1, 27),
+                tuple(rd.int_(x, f"{where}.tile", 1, 1024) for x in tile))
     vector_loads = {}
     for p, radii in rd.mapping(v["cc3d_vector_loads"], "cc3d_vector_loads.value", _CC_PRECISIONS + ("fp16",)).items():
         for r, ts in rd.mapping(radii, f"cc3d_vector_loads.value.{p}").items():
@@ -329,6 +345,7 @@ def load(path: str | Path, root: Path | None = None) -> MeasuredDefaults:
         direct_store_depths=rd.by_stencil(v["direct_store_depths"], "direct_store_depths.value"),
         keep_columns_depths=rd.by_stencil(v["keep_columns_depths"], "keep_columns_depths.value"),
         cc3d=cc3d,
+        cc3d_few_points=few_points,
         cc3d_vector_loads=vector_loads,
         pairs_strips_2d=tuple(sorted(strips)),
         pairs_copies_2d=copies,

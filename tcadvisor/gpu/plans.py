@@ -135,13 +135,34 @@ def cc_word_bytes(precision: str) -> int:
     return ELEMENT_BYTES[precision] * CC_LANES[precision]
 
 
+def cc3d_few_points_tile(stencil: Stencil, precision: str, t: int):
+    """The radius-1 3D tile of ``cc3d_radius1_few_points`` (kernels/defaults.yaml) for a stencil of few points
+    (at most the entry's ``points``), or None.
+
+    Why a second table: ``cc3d_radius1`` was measured on the 27-point box, whose FMAs keep a large block busy; a
+    stencil of 7 to 19 points on that tile waits on its loads (Star-3D1R FP32 x2 on the H200: 28.8 % occupancy,
+    DRAM at 31.5 % of peak), and smaller tiles with planes in flight ran it 1.04-1.62x faster.  The split is by
+    points, the FMAs a point costs, because that is what the held-out shapes followed: 9 points gained where 7 did,
+    19 points at fewer depths.  BF16 takes FP16's entries; the FP16/BF16 pairs do not borrow FP32's."""
+    if stencil.dims != 3 or stencil.radius != 1:
+        return None
+    entry = defaults.measured().cc3d_few_points.get(("fp16" if CC_LANES[precision] > 1 else precision, t))
+    if entry is None or stencil.K > entry[0]:
+        return None
+    return entry[1]
+
+
 def cc3d_measured_tile(stencil: Stencil, precision: str, t: int):
-    """The measured radius-1 3D tile of ``cc3d_radius1`` (kernels/defaults.yaml) for a precision and depth, or None:
+    """The measured radius-1 3D tile for a precision and depth, or None: :func:`cc3d_few_points_tile` for a
+    stencil of few points where it has an entry, else ``cc3d_radius1`` (kernels/defaults.yaml, the box's).  There
     FP16/BF16 pairs take their own entry where there is one, else FP32's -- unless the compiler's report
     (:func:`compiled_resources`) shows that borrowed tile spilling in FP16/BF16 (Box-3D1R at t = 5: 80 bytes at 72
     registers), where the generic rule decides instead."""
     if stencil.radius != 1:
         return None
+    few = cc3d_few_points_tile(stencil, precision, t)
+    if few is not None:
+        return few
     table = defaults.measured().cc3d
     if CC_LANES[precision] > 1 and ("fp16", t) in table:
         return table["fp16", t]
@@ -623,9 +644,10 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     ``rows_per_thread`` adjacent rows (by = rows / rows_per_thread threads along y;
     fewer shared-memory loads per FMA) (3D only); ``vector_loads`` lays shared rows out in order and
     reads each thread's window with 8- or 16-byte loads (3D only, K_VLD).  A 3D plan asked for with no
-    tile knob takes ``cc3d_radius1`` of kernels/defaults.yaml where it has an entry (``vector_loads``, a
+    tile knob takes ``cc3d_radius1_few_points`` (few points) or ``cc3d_radius1`` of kernels/defaults.yaml where
+    they have an entry (``vector_loads``, a
     layout, is not a tile knob: given alone it keeps the measured tile; not given, it is on where
-    ``cc3d_vector_loads`` lists the precision, radius and depth); a tile knob given
+    ``cc3d_vector_loads`` lists the precision, radius and depth and the tile is not a few-points one); a tile knob given
     leaves the others at their plain defaults (no trimming, one plane in flight,
     one row per thread, residue layout), so that a scan varies one thing at a time.
     """
@@ -791,7 +813,8 @@ def plan_cuda_cores(stencil: Stencil, fuse: int, precision: str, v: int | None =
     if generic:
         v, by = _cc3d_fitting_tile(stencil, t, precision, v, cols, by)
     if vector_loads is None:  # cc3d_vector_loads of kernels/defaults.yaml, where no tile knob is given
-        vector_loads = no_tile_knob and cc3d_vector_loads_default(stencil, t, precision)
+        vector_loads = (no_tile_knob and cc3d_vector_loads_default(stencil, t, precision)
+                        and cc3d_few_points_tile(stencil, precision, t) is None)  # those were timed without
         if vector_loads:  # measured on the tile the residue layout fits: kept unless its own build spills
             report = compiled_resources().get(("cuda_cores_3d.cu", defines_key(
                 plan_cuda_cores(stencil, t, precision, v=v, cols=cols, rows=by, trap=trap, prefetch=prefetch,
