@@ -147,6 +147,14 @@ def test_a_source_that_is_not_a_folder_of_the_checkout_is_refused_there_only(tmp
      r"tensor_cores_stages\.value\.3\.tf32\.3\.stages is 1; expected 0 \(no stages\) or 2-8"),
     ("3: {stages: 2, warps: 4}, 4: 0}", "3: {stages: 2, warps: 4, ahead: 1}, 4: 0}",
      "tensor_cores_stages.value.3.tf32.3 key 'ahead'"),
+    ("      2: {points: 19, tile: [2, 68, 36, 2, 2]}", "      2: {points: 19, tile: [2, 68, 36, 2]}",
+     r"cc3d_radius1_few_points\.value\.fp64\.2 is .*; expected \{points: at most, tile: \[v, cols"),
+    ("      2: {points: 19, tile: [2, 68, 36, 2, 2]}", "      2: {points: 28, tile: [2, 68, 36, 2, 2]}",
+     r"cc3d_radius1_few_points\.value\.fp64\.2\.points is 28; expected a whole number from 1 to 27"),
+    ("      2: {points: 19, tile: [2, 68, 36, 2, 2]}", "      2: {tile: [2, 68, 36, 2, 2]}",
+     r"cc3d_radius1_few_points\.value\.fp64\.2 is .*; expected \{points: at most"),
+    ("      2: {points: 19, tile: [2, 68, 36, 2, 2]}", "      2: {points: 19, tile: [2, 68, 36, 2, 2], vld: true}",
+     "cc3d_radius1_few_points.value.fp64.2 key 'vld'"),
 ])
 def test_a_malformed_default_is_one_line_naming_the_entry(tmp_path, old, new, message):
     from tcadvisor.errors import TcAdvisorError
@@ -299,8 +307,9 @@ def test_a_corpus_of_older_cuda_sources_is_stamped_where_its_launches_preprocess
     # the dense kernel in 1D whose strips are staged in shared memory since session 50 (37 with FP16/BF16), the
     # 30 FP64/TF32 runs of it in 2D and 3D whose slices are staged since session 51 (99 with FP16/BF16), and the 5
     # TF32 runs at r·t = 3 in 3D staged in blocks of 4 warps since session 52 (its FP16/BF16 runs at r·t = 2, in
-    # blocks of 4 warps since, were among the 99)
-    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22 + 30 + 5
+    # blocks of 4 warps since, were among the 99), and the 9 FP32/FP64 radius-1 3D CUDA-core runs of Star-3D1R and
+    # diagonal-3d at t = 2-4 that take cc3d_radius1_few_points since session 54 (20 with FP16/BF16)
+    assert sum(" float " in k or " double " in k for k in superseded) == 7 + 16 + 42 - 10 + 22 + 30 + 5 + 9
     assert sum(" tensor_core " in k for k in superseded) == 37 + 99 + 5
     rows = load_corpus(folder)[1]
     assert sorted(r["status"] for r in rows).count("superseded") == len(superseded)

@@ -571,3 +571,34 @@ def test_3d_cuda_core_vector_loads_where_the_defaults_list_them():
     assert default.options["values_per_load"] == 1
     with pytest.raises(TcAdvisorError, match="options of the 3D CUDA-core kernel"):
         plans.plan_cuda_cores(Stencil.box(2, 1), 3, "fp32", vector_loads=True)
+
+
+def test_3d_radius1_stencils_of_few_points_take_their_own_measured_tiles():
+    """cc3d_radius1_few_points of kernels/defaults.yaml (H200, cc3d-nonbox): a radius-1 3D stencil of at most the
+    entry's points takes Star-3D1R's measured tile -- at FP32 t = 2 up to 9 points, at t = 3 up to 19 --, a stencil of
+    more points the box's (cc3d_radius1), as does every depth without an entry (FP32 t = 4); the tiles were timed with
+    the residue layout and keep it where the box's tile reads vectors (FP32 t = 3); BF16 takes FP16's entries; a tile
+    knob given still leaves the table alone."""
+    def tile(st, t, precision, **kw):
+        plan = plans.plan_cuda_cores(st, t, precision, **kw)
+        o = plan.options
+        return (o["v"], plan.tile["x"], o["by"], o["w"], o["prefetch"], o["trap"], o["vector_loads"])
+
+    cube = [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)]
+    star, box = Stencil.star(3, 1), Stencil.box(3, 1)
+    nine = Stencil.from_offsets([o for o in cube if abs(o[0]) + abs(o[1]) + abs(o[2]) in (0, 3)], name="nine")
+    nineteen = Stencil.from_offsets([o for o in cube if abs(o[0]) + abs(o[1]) + abs(o[2]) <= 2], name="nineteen")
+    twenty = Stencil.from_offsets(cube[:20], name="twenty")
+    assert (star.K, nine.K, nineteen.K, twenty.K, box.K) == (7, 9, 19, 20, 27)
+    few_fp32_t2 = (2, 64, 32, 2, 2, True, False)
+    box_fp32_t2 = (4, 68, 36, 2, 1, True, False)
+    assert tile(star, 2, "fp32") == tile(nine, 2, "fp32") == few_fp32_t2
+    assert tile(nineteen, 2, "fp32") == tile(box, 2, "fp32") == box_fp32_t2
+    assert tile(nineteen, 3, "fp32") == tile(star, 3, "fp32") == (2, 64, 64, 4, 2, True, False)
+    assert tile(twenty, 3, "fp32") == tile(box, 3, "fp32") == (2, 64, 30, 3, 1, True, True)
+    assert tile(star, 4, "fp32") == tile(box, 4, "fp32")  # no entry at t = 4
+    assert tile(star, 2, "fp64") == tile(nineteen, 2, "fp64") == (2, 68, 36, 2, 2, True, False)
+    assert tile(star, 5, "fp64") == tile(box, 5, "fp64")  # t = 5-7 left out: a 9-point shape lost there
+    assert tile(star, 5, "bf16") == tile(star, 5, "fp16") == (2, 64, 42, 2, 2, True, False)
+    assert tile(Stencil.star(3, 2), 2, "fp32")[:5] != few_fp32_t2[:5]  # radius 1 only
+    assert tile(star, 2, "fp32", v=4) == (4, 64, 16, 1, 1, False, False)  # a knob: plain defaults
