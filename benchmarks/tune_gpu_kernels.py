@@ -1666,13 +1666,14 @@ def variants_cc3d_nonbox():
     return out
 
 
-def cc3d_nonbox_picks(tuning_csv, margin=0.02):
-    """(dtype, t) -> the tile Star-3D1R measured fastest in a cc3d-nonbox table, where it beat the default by more
-    than ``margin`` (the scans' 2 % run-to-run noise); depths without such a tile keep the default."""
+def cc3d_nonbox_picks(tuning_csv, margin=0.02, stencil="Star-3D1R"):
+    """(dtype, t) -> the tile ``stencil`` measured fastest in a cc3d-nonbox (or cc3d-box-h200) table, where it beat
+    the default by more than ``margin`` (the scans' 2 % run-to-run noise); depths without such a tile keep the
+    default."""
     import ast
 
     with open(tuning_csv) as f:
-        rows = [r for r in csv.DictReader(f) if r["correct"] == "True" and r["stencil"] == "Star-3D1R"]
+        rows = [r for r in csv.DictReader(f) if r["correct"] == "True" and r["stencil"] == stencil]
     picks = {}
     for key in {(r["dtype"], int(r["fuse"])) for r in rows}:
         mine = [r for r in rows if (r["dtype"], int(r["fuse"])) == key]
@@ -1739,6 +1740,41 @@ def variants_cc3d_few_points_check():
     return out
 
 
+#: A radius-1 3D shape of 25 points (the box without two opposite corners), held out of the cc3d-box-h200 choice
+#: with :data:`EDGE_CORNER_3D`: both above every cut-off of cc3d_radius1_few_points, so both take the box's tiles.
+BOX_LESS_TWO_CORNERS_3D = Stencil.from_offsets([(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
+                                                if (a, b, c) not in ((1, 1, 1), (-1, -1, -1))], name="box-25-3d")
+CC3D_BOX_DEPTHS = {"double": range(1, 8), "float": range(1, 8), "half": range(1, 8)}
+
+
+def variants_cc3d_box_h200():
+    """Box-3D1R's own radius-1 3D tiles, again, on the H200: ``cc3d_radius1`` was measured on an H100 (FP16/BF16
+    borrow FP32's tiles beyond t = 3), and on the H200 Star-3D1R's tiles ran Box-3D1R 1.03-1.08x faster at FP32
+    t = 3 and FP16 t = 3, 5, 6 (h200-2026-12-02/cc3d-nonbox/heldout).  Each depth and storage type: the default and
+    each of :func:`cc3d_nonbox_candidates` (the box's six best of the H100 scans and the small tiles); the choice is
+    made on these runs alone (cc3d-box-h200-heldout)."""
+    out = []
+    for dtype, depths in CC3D_BOX_DEPTHS.items():
+        for t in depths:
+            out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", t, None, {}))
+            for tile in cc3d_nonbox_candidates(dtype, t):
+                out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+    return out
+
+
+def variants_cc3d_box_h200_heldout():
+    """After cc3d-box-h200: :data:`EDGE_CORNER_3D` (21 points) and :data:`BOX_LESS_TWO_CORNERS_3D` (25), which no
+    scan saw and which take the box's tiles, at their default and at Box-3D1R's pick of each depth (the table of
+    $CC3D_BOX_TABLE)."""
+    picks = cc3d_nonbox_picks(os.environ["CC3D_BOX_TABLE"], stencil="Box-3D1R")
+    out = []
+    for (dtype, t), tile in sorted(picks.items()):
+        for st in (EDGE_CORNER_3D, BOX_LESS_TWO_CORNERS_3D):
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {}))
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+    return out
+
+
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
 SCANS = {
     "cc": lambda args: variants("cc"), "tc": lambda args: variants("tc"),
@@ -1793,6 +1829,8 @@ SCANS = {
     "cc3d-nonbox": lambda args: variants_cc3d_nonbox(),
     "cc3d-nonbox-heldout": lambda args: variants_cc3d_nonbox_heldout(),
     "cc3d-few-points-check": lambda args: variants_cc3d_few_points_check(),
+    "cc3d-box-h200": lambda args: variants_cc3d_box_h200(),
+    "cc3d-box-h200-heldout": lambda args: variants_cc3d_box_h200_heldout(),
 }
 
 
