@@ -27,20 +27,5 @@ timeout 100 ncu --clock-control none -k "regex:cc_stream3d" --launch-skip 2 --la
     --metrics smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio \
     python benchmarks/profile_kernel.py cuda_core Box-3D1R 4 half 512x512x512 '{}' > "$out/ncu.txt" 2>&1
 echo "ncu rc $? after ${SECONDS}s: $(grep -m1 -E 'Achieved Occupancy' "$out/ncu.txt" | tr -s ' ') | $(grep -m1 -E 'Issue Slots Busy|Issued Ipc Active' "$out/ncu.txt" | tr -s ' ') | $(grep -m1 -E 'Registers Per' "$out/ncu.txt" | tr -s ' ')"
-python - "$out/scan/tuning.csv" "$out/heldout/tuning.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1]))]
-base = {(r["dtype"], r["fuse"]): float(r["gstencils"]) for r in rows if r["options"] == "{}"}
-print("Box-3D1R: default, best of the scan over it, its tile")
-for key, b in sorted(base.items()):
-    mine = [r for r in rows if (r["dtype"], r["fuse"]) == key and r["correct"] == "True"]
-    best = max(mine, key=lambda r: float(r["gstencils"]))
-    print(f"{key[0]:6} t={key[1]} {b:7.1f} {float(best['gstencils']) / b:.3f} {best['options']}")
-held = list(csv.DictReader(open(sys.argv[2])))
-print("held out: pick over default")
-hb = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in held if r["options"] == "{}"}
-for r in held:
-    if r["options"] != "{}":
-        k = (r["stencil"], r["dtype"], r["fuse"])
-        print(f"{k[0]:14} {k[1]:6} t={k[2]} {hb.get(k, float('nan')):7.1f} {float(r['gstencils']) / hb.get(k, float('nan')):.3f} correct={r['correct']}")
-PY
+python -c "import sys; from benchmarks.tune_gpu_kernels import print_cc3d_tile_tables as p; p(*sys.argv[1:])" \
+    "$out/scan/tuning.csv" "$out/heldout/tuning.csv" Box-3D1R

@@ -39,20 +39,5 @@ prof() {  # label knobs
 prof star-float-t2-default '{}'
 [ "$pick" != "{}" ] && prof star-float-t2-pick "$pick"
 echo "after ${SECONDS}s"
-python - "$out/scan/tuning.csv" "$out/heldout/tuning.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1]))]
-base = {(r["dtype"], r["fuse"]): float(r["gstencils"]) for r in rows if r["options"] == "{}"}
-print("Star-3D1R: default, best of the scan over it, its tile")
-for key, b in sorted(base.items()):
-    mine = [r for r in rows if (r["dtype"], r["fuse"]) == key and r["correct"] == "True"]
-    best = max(mine, key=lambda r: float(r["gstencils"]))
-    print(f"{key[0]:6} t={key[1]} {b:7.1f} {float(best['gstencils']) / b:.3f} {best['options']}")
-held = list(csv.DictReader(open(sys.argv[2])))
-print("held out: pick over default")
-hb = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in held if r["options"] == "{}"}
-for r in held:
-    if r["options"] != "{}":
-        k = (r["stencil"], r["dtype"], r["fuse"])
-        print(f"{k[0]:12} {k[1]:6} t={k[2]} {hb.get(k, float('nan')):7.1f} {float(r['gstencils']) / hb.get(k, float('nan')):.3f} correct={r['correct']}")
-PY
+python -c "import sys; from benchmarks.tune_gpu_kernels import print_cc3d_tile_tables as p; p(*sys.argv[1:])" \
+    "$out/scan/tuning.csv" "$out/heldout/tuning.csv" Star-3D1R

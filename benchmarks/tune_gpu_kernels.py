@@ -1657,13 +1657,50 @@ def variants_cc3d_nonbox():
     on Box-3D1R alone, and Star-3D1R on that tile ran slower at t = 2 than at t = 1 on the H200 (FP32 303 against
     308 GStencils/s, 615 at t = 3; the H100 alike).  Star-3D1R at every depth and storage type, the default
     and each of :func:`cc3d_nonbox_candidates`; the choice is made on these runs alone (cc3d-nonbox-heldout)."""
+    return _cc3d_tile_scan("Star-3D1R", CC3D_NONBOX_DEPTHS)
+
+
+def _cc3d_tile_scan(stencil, depths_by_dtype):
+    """``stencil`` on 512^3 at each storage type and depth: its default, then each of :func:`cc3d_nonbox_candidates`."""
     out = []
-    for dtype, depths in CC3D_NONBOX_DEPTHS.items():
+    for dtype, depths in depths_by_dtype.items():
         for t in depths:
-            out.append(("Star-3D1R", dtype, "512x512x512", "cuda_core", t, None, {}))
+            out.append((stencil, dtype, "512x512x512", "cuda_core", t, None, {}))
             for tile in cc3d_nonbox_candidates(dtype, t):
-                out.append(("Star-3D1R", dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+                out.append((stencil, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
     return out
+
+
+def _cc3d_picks_on(picks, shapes):
+    """Each shape at its default and at each (dtype, t) pick's tile, side by side."""
+    out = []
+    for (dtype, t), tile in sorted(picks.items()):
+        for st in shapes:
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {}))
+            out.append((st, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
+    return out
+
+
+def print_cc3d_tile_tables(scan_csv, heldout_csv, stencil):
+    """The two tables a cc3d tile session prints last: per storage type and depth, the scanned stencil's default
+    and the best of the scan over it; then each held-out run at the pick over its default."""
+    with open(scan_csv) as f:
+        rows = list(csv.DictReader(f))
+    base = {(r["dtype"], r["fuse"]): float(r["gstencils"]) for r in rows if r["options"] == "{}"}
+    print(f"{stencil}: default, best of the scan over it, its tile")
+    for key, b in sorted(base.items()):
+        mine = [r for r in rows if (r["dtype"], r["fuse"]) == key and r["correct"] == "True"]
+        best = max(mine, key=lambda r: float(r["gstencils"]))
+        print(f"{key[0]:6} t={key[1]} {b:7.1f} {float(best['gstencils']) / b:.3f} {best['options']}")
+    with open(heldout_csv) as f:
+        held = list(csv.DictReader(f))
+    print("held out: pick over default")
+    hb = {(r["stencil"], r["dtype"], r["fuse"]): float(r["gstencils"]) for r in held if r["options"] == "{}"}
+    for r in held:
+        if r["options"] != "{}":
+            k = (r["stencil"], r["dtype"], r["fuse"])
+            b = hb.get(k, float("nan"))
+            print(f"{k[0]:14} {k[1]:6} t={k[2]} {b:7.1f} {float(r['gstencils']) / b:.3f} correct={r['correct']}")
 
 
 def cc3d_nonbox_picks(tuning_csv, margin=0.02, stencil="Star-3D1R"):
@@ -1689,13 +1726,7 @@ def variants_cc3d_nonbox_heldout():
     """After cc3d-nonbox: diagonal-3d (9 points) and :data:`FACE_EDGE_3D` (19), neither seen by the choice, at
     the default and at Star-3D1R's pick of each depth (the table of $CC3D_NONBOX_TABLE), and Box-3D1R at the
     pick beside its own default (does the box lose what the star gains?)."""
-    picks = cc3d_nonbox_picks(os.environ["CC3D_NONBOX_TABLE"])
-    out = []
-    for (dtype, t), tile in sorted(picks.items()):
-        for st in (DIAGONAL_3D, FACE_EDGE_3D, "Box-3D1R"):
-            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {}))
-            out.append((st, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
-    return out
+    return _cc3d_picks_on(cc3d_nonbox_picks(os.environ["CC3D_NONBOX_TABLE"]), (DIAGONAL_3D, FACE_EDGE_3D, "Box-3D1R"))
 
 
 #: Radius-1 3D shapes held out of the cc3d_radius1_few_points choice (kernels/defaults.yaml) and of every scan
@@ -1753,26 +1784,15 @@ def variants_cc3d_box_h200():
     t = 3 and FP16 t = 3, 5, 6 (h200-2026-12-02/cc3d-nonbox/heldout).  Each depth and storage type: the default and
     each of :func:`cc3d_nonbox_candidates` (the box's six best of the H100 scans and the small tiles); the choice is
     made on these runs alone (cc3d-box-h200-heldout)."""
-    out = []
-    for dtype, depths in CC3D_BOX_DEPTHS.items():
-        for t in depths:
-            out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", t, None, {}))
-            for tile in cc3d_nonbox_candidates(dtype, t):
-                out.append(("Box-3D1R", dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
-    return out
+    return _cc3d_tile_scan("Box-3D1R", CC3D_BOX_DEPTHS)
 
 
 def variants_cc3d_box_h200_heldout():
     """After cc3d-box-h200: :data:`EDGE_CORNER_3D` (21 points) and :data:`BOX_LESS_TWO_CORNERS_3D` (25), which no
     scan saw and which take the box's tiles, at their default and at Box-3D1R's pick of each depth (the table of
     $CC3D_BOX_TABLE)."""
-    picks = cc3d_nonbox_picks(os.environ["CC3D_BOX_TABLE"], stencil="Box-3D1R")
-    out = []
-    for (dtype, t), tile in sorted(picks.items()):
-        for st in (EDGE_CORNER_3D, BOX_LESS_TWO_CORNERS_3D):
-            out.append((st, dtype, "512x512x512", "cuda_core", t, None, {}))
-            out.append((st, dtype, "512x512x512", "cuda_core", t, None, _cc3d_knobs(tile)))
-    return out
+    return _cc3d_picks_on(cc3d_nonbox_picks(os.environ["CC3D_BOX_TABLE"], stencil="Box-3D1R"),
+                          (EDGE_CORNER_3D, BOX_LESS_TWO_CORNERS_3D))
 
 
 #: The scans by name (--only): each a function of the parsed arguments giving the configurations to time.
